@@ -1,0 +1,47 @@
+"""scikit-learn's bundled data sets with fixed, seeded train/test splits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn import datasets
+from sklearn.model_selection import train_test_split
+
+from icml25.data._validate import check_fraction
+
+
+@dataclass(frozen=True)
+class Split:
+    """A train/test split of one data set."""
+
+    X_train: np.ndarray
+    X_test: np.ndarray
+    y_train: np.ndarray
+    y_test: np.ndarray
+
+
+def _split(X: np.ndarray, y: np.ndarray, test_size: float, seed: int, stratify: bool) -> Split:
+    check_fraction("test_size", test_size)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    parts = train_test_split(X, y, test_size=test_size, random_state=int(seed), stratify=y if stratify else None)
+    return Split(*parts)
+
+
+def load_digits_split(test_size: float = 0.25, seed: int = 0) -> Split:
+    """The 8x8 digits (1797 x 64), pixels scaled to [0, 1], stratified split."""
+    X, y = datasets.load_digits(return_X_y=True)
+    return _split(X / 16.0, y, test_size, seed, stratify=True)
+
+
+def load_diabetes_split(test_size: float = 0.25, seed: int = 0) -> Split:
+    """The diabetes regression set (442 x 10, already standardised by scikit-learn)."""
+    X, y = datasets.load_diabetes(return_X_y=True)
+    return _split(X, y, test_size, seed, stratify=False)
+
+
+def load_breast_cancer_split(test_size: float = 0.25, seed: int = 0) -> Split:
+    """The breast cancer set (569 x 30), stratified split; features are not scaled."""
+    X, y = datasets.load_breast_cancer(return_X_y=True)
+    return _split(X, y, test_size, seed, stratify=True)

@@ -1,0 +1,1 @@
+"""Differential privacy: noise calibration and lossless multiple release."""

@@ -1,0 +1,1 @@
+"""One module per paper: ``PAPER`` and ``reproduce(run) -> Result``.  Only the harness imports these."""
