@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Set up the project's virtual environment and run its main jobs; needs only Python >= 3.10.
+
+    python3 tasks.py reproduce   # install, run every reproduction at quick scale, write the report
+    python3 tasks.py test        # install with the dev tools, run ruff and the test suite
+
+The environment lives in ``.venv`` beside this file.  PyTorch is pinned to the CPU build
+(torch==2.13.0) before the project is installed, so no multi-GB CUDA build is pulled in.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+TORCH = "torch==2.13.0"
+
+
+def sh(*args: str | Path) -> None:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    subprocess.run([str(a) for a in args], cwd=ROOT, check=True)
+
+
+def install(extras: str) -> None:
+    if not (BIN / "python").exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    pip = (BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q")
+    sh(*pip, TORCH)
+    sh(*pip, "-e", f".[{extras}]")
+
+
+def main(argv: list[str]) -> int:
+    jobs = ("reproduce", "test")
+    if len(argv) != 1 or argv[0] not in jobs:
+        print(f"usage: python3 tasks.py {{{'|'.join(jobs)}}}", file=sys.stderr)
+        return 2
+    if argv[0] == "reproduce":
+        install("all")
+        sh(BIN / "icml25", "reproduce", "--scale", "quick")
+        sh(BIN / "icml25", "report")
+    else:
+        install("all,dev")
+        sh(BIN / "ruff", "check", "src", "tests", "tasks.py")
+        sh(BIN / "python", "-m", "pytest", "-n", "2", "--dist", "worksteal", "-q")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main(sys.argv[1:]))
+    except subprocess.CalledProcessError as exc:
+        raise SystemExit(exc.returncode) from None
