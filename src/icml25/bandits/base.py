@@ -1,0 +1,567 @@
+"""The bandit protocol of ``icml25.bandits``: base algorithms, environments and regret helpers.
+
+Conventions (shared by every bandit module of the package):
+
+* losses are minimised and lie in [0, 1] (Vowpal Wabbit / adversarial-bandit convention);
+* an algorithm exposes ``act(rng) -> arm`` and ``update(arm, loss)``; every random draw comes
+  from the ``numpy.random.Generator`` passed to ``act``, so the same seed gives the same run;
+* an expert-advice algorithm exposes ``act(rng, advice) -> action`` and ``update(action, loss)``,
+  where ``advice`` is an ``(N, K)`` array of action distributions or an ``(N,)`` array of
+  recommended actions (deterministic advice);
+* environments are oblivious: the loss sequence does not depend on the learner's actions.
+
+Algorithms that tolerate noisy, unbounded losses (``TsallisINF``, ``FollowTheLeader``, and
+``EXP3``/``EXP4`` with ``clip``) accept any finite loss; the others require losses in [0, 1].
+
+Example
+-------
+>>> import numpy as np
+>>> from icml25.bandits.base import BernoulliEnv, TsallisINF, pseudo_regret, run_bandit
+>>> env = BernoulliEnv([0.25, 0.75, 0.75], horizon=2000)
+>>> actions = run_bandit(TsallisINF(3), env, np.random.default_rng(0))
+>>> pseudo_regret(env, actions) < 0.5 * 2000 * (0.75 - 0.25)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "EXP3",
+    "EXP4",
+    "UCB",
+    "BanditAlgorithm",
+    "BernoulliEnv",
+    "ExpertAdviceEnv",
+    "ExpertAlgorithm",
+    "FixedArm",
+    "FollowTheLeader",
+    "LossMatrixEnv",
+    "TsallisINF",
+    "Uniform",
+    "check_loss",
+    "expert_regret",
+    "pseudo_regret",
+    "regret",
+    "regret_curve",
+    "run_bandit",
+    "run_experts",
+    "switching_means",
+]
+
+
+# ----------------------------------------------------------------------------- protocols
+@runtime_checkable
+class BanditAlgorithm(Protocol):
+    """A K-armed bandit learner: ``act(rng) -> arm`` then ``update(arm, loss)`` each round."""
+
+    n_arms: int
+
+    def act(self, rng: np.random.Generator) -> int: ...
+
+    def update(self, arm: int, loss: float) -> None: ...
+
+
+@runtime_checkable
+class ExpertAlgorithm(Protocol):
+    """A bandit-with-expert-advice learner: ``act(rng, advice) -> action``, ``update(action, loss)``."""
+
+    n_experts: int
+    n_actions: int
+
+    def act(self, rng: np.random.Generator, advice: np.ndarray) -> int: ...
+
+    def update(self, action: int, loss: float) -> None: ...
+
+
+# ----------------------------------------------------------------------------- checks
+def _check_count(name: str, value: int, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_rate(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0 or None, got {value!r}")
+    return float(value)
+
+
+def _check_arm(arm: int, n_arms: int, what: str = "arm") -> int:
+    if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < n_arms:
+        raise ValueError(f"{what} must be an integer in [0, {n_arms - 1}], got {arm!r}")
+    return int(arm)
+
+
+def check_loss(loss: float, bounded: bool = True) -> float:
+    """Return ``loss`` as a float; raise ``ValueError`` if it is not finite (or not in [0, 1] when ``bounded``)."""
+    value = float(loss)
+    if not math.isfinite(value):
+        raise ValueError(f"loss must be finite, got {loss!r}")
+    if bounded and not 0.0 <= value <= 1.0:
+        raise ValueError(f"loss must lie in [0, 1], got {loss!r}")
+    return value
+
+
+def _clip_rescale(loss: float, clip: float | None) -> float:
+    """Loss in [0, 1]: checked as is when ``clip`` is None, else clipped to [-c, 1 + c] and mapped to [0, 1]."""
+    if clip is None:
+        return check_loss(loss)
+    value = check_loss(loss, bounded=False)
+    return (min(max(value, -clip), 1.0 + clip) + clip) / (1.0 + 2.0 * clip)
+
+
+def _sample(rng: np.random.Generator, p: np.ndarray) -> int:
+    """Draw an index from the distribution ``p`` (one uniform number; faster than ``rng.choice``)."""
+    return int(min(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"), p.size - 1))
+
+
+def _check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
+    """Validate advice: ``(N,)`` integer recommendations or ``(N, K)`` rows that are distributions."""
+    advice = np.asarray(advice)
+    if advice.shape == (n_experts,) and np.issubdtype(advice.dtype, np.integer):
+        if advice.min() < 0 or advice.max() >= n_actions:
+            raise ValueError(f"advice recommendations must be actions in [0, {n_actions - 1}]")
+        return advice
+    if advice.shape != (n_experts, n_actions):
+        raise ValueError(
+            f"advice must be an ({n_experts},) integer array or an ({n_experts}, {n_actions}) array of "
+            f"distributions, got shape {advice.shape} and dtype {advice.dtype}"
+        )
+    advice = advice.astype(float)
+    if not np.all(np.isfinite(advice)) or advice.min() < 0 or np.abs(advice.sum(axis=1) - 1.0).max() > 1e-9:
+        raise ValueError("each advice row must be a probability distribution (non-negative, summing to 1)")
+    return advice
+
+
+# ----------------------------------------------------------------------------- algorithms
+class TsallisINF:
+    """Tsallis-INF (Zimmert & Seldin 2021): FTRL with the 1/2-Tsallis entropy and importance weighting.
+
+    Round t plays ``p_a = 4 / (eta_t (L_a - x))^2`` with ``eta_t = eta0 / sqrt(t)`` and ``x < min L``
+    chosen by Newton's method so that ``sum p = 1``; after playing ``a`` with loss ``l`` it sets
+    ``L_a += l / p_a``.  The rule is shift invariant, so any finite loss (e.g. a Laplace-noised one,
+    possibly negative) is accepted.  The default base of the private conversion.
+    """
+
+    def __init__(self, n_arms: int, eta0: float = 2.0) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+        if not _check_rate("eta0", eta0):
+            raise ValueError(f"eta0 must be a finite number > 0, got {eta0!r}")
+        self.eta0 = float(eta0)
+        self.cum_loss_estimates = np.zeros(self.n_arms)
+        self.t = 0
+        self.probabilities = self._solve()
+
+    @property
+    def eta(self) -> float:
+        """Learning rate of the next round, ``eta0 / sqrt(t + 1)``."""
+        return self.eta0 / math.sqrt(self.t + 1)
+
+    def _solve(self) -> np.ndarray:
+        L, eta = self.cum_loss_estimates, self.eta
+        x = L.min() - 2.0 / eta  # there the smallest-loss arm alone has mass 1, so sum p >= 1
+        for _ in range(100):
+            p = 4.0 / (eta * (L - x)) ** 2
+            excess = p.sum() - 1.0
+            if abs(excess) < 1e-12:
+                break
+            x -= excess / (eta * np.sum(p**1.5))  # d p_a / d x = eta p_a^{3/2}; monotone from the right
+        return p / p.sum()
+
+    def act(self, rng: np.random.Generator) -> int:
+        """Draw an arm from the current distribution ``probabilities``."""
+        return _sample(rng, self.probabilities)
+
+    def update(self, arm: int, loss: float) -> None:
+        """Importance-weighted update of the played arm with any finite ``loss``."""
+        arm = _check_arm(arm, self.n_arms)
+        self.cum_loss_estimates[arm] += check_loss(loss, bounded=False) / self.probabilities[arm]
+        self.t += 1
+        self.probabilities = self._solve()
+
+
+class EXP3:
+    """EXP3 with uniform exploration (Auer et al. 2002), in the loss form.
+
+    ``p = (1 - gamma) w / sum w + gamma / K``, ``w_a <- w_a exp(-eta l_a / p_a)`` for the played arm.
+    Defaults ``eta = sqrt(2 ln K / (T K))`` and ``gamma = min(1, sqrt(K ln K / T))`` for ``T = horizon``
+    updates.  With ``clip = c`` the loss is clipped to ``[-c, 1 + c]`` and rescaled to [0, 1]
+    (for noisy losses); without it the loss must lie in [0, 1].
+    """
+
+    def __init__(
+        self, n_arms: int, horizon: int, eta: float | None = None, gamma: float | None = None, clip: float | None = None
+    ) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+        self.horizon = _check_count("horizon", horizon)
+        log_k = math.log(self.n_arms)
+        eta = _check_rate("eta", eta)
+        gamma = _check_rate("gamma", gamma)
+        self.eta = math.sqrt(2.0 * log_k / (self.horizon * self.n_arms)) if eta is None else eta
+        self.gamma = min(1.0, math.sqrt(self.n_arms * log_k / self.horizon)) if gamma is None else gamma
+        if self.gamma > 1.0:
+            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+        self.clip = _check_rate("clip", clip)
+        self.log_weights = np.zeros(self.n_arms)
+        self.t = 0
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """The distribution played next round."""
+        w = np.exp(self.log_weights - self.log_weights.max())
+        return (1.0 - self.gamma) * w / w.sum() + self.gamma / self.n_arms
+
+    def act(self, rng: np.random.Generator) -> int:
+        """Draw an arm from ``probabilities``."""
+        return _sample(rng, self.probabilities)
+
+    def update(self, arm: int, loss: float) -> None:
+        """Exponential-weights step on the importance-weighted loss of the played arm."""
+        arm = _check_arm(arm, self.n_arms)
+        if self.t >= self.horizon:
+            raise ValueError(f"horizon exceeded: EXP3 was built for {self.horizon} updates")
+        value = _clip_rescale(loss, self.clip)
+        self.log_weights[arm] -= self.eta * value / self.probabilities[arm]
+        self.t += 1
+
+
+class EXP4:
+    """EXP4 for bandits with expert advice (Auer et al. 2002), in the loss form.
+
+    ``q = (1 - gamma) sum_i w_i xi^i / sum w + gamma / K``; after playing ``I`` with loss ``l`` the
+    estimate ``lhat = l / q_I`` on ``I`` gives expert losses ``yhat_i = xi^i_I lhat`` and
+    ``w_i <- w_i exp(-eta yhat_i)``.  Default ``eta = sqrt(2 ln N / (T K))``.  ``clip`` as in ``EXP3``.
+    """
+
+    def __init__(
+        self,
+        n_experts: int,
+        n_actions: int,
+        horizon: int,
+        eta: float | None = None,
+        gamma: float = 0.0,
+        clip: float | None = None,
+    ) -> None:
+        self.n_experts = _check_count("n_experts", n_experts)
+        self.n_actions = _check_count("n_actions", n_actions)
+        self.horizon = _check_count("horizon", horizon)
+        eta = _check_rate("eta", eta)
+        self.eta = math.sqrt(2.0 * math.log(self.n_experts) / (self.horizon * self.n_actions)) if eta is None else eta
+        self.gamma = _check_rate("gamma", gamma)
+        if self.gamma > 1.0:
+            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+        self.clip = _check_rate("clip", clip)
+        self.log_weights = np.zeros(self.n_experts)
+        self.t = 0
+        self._advice: np.ndarray | None = None
+        self._q: np.ndarray | None = None
+
+    @property
+    def expert_weights(self) -> np.ndarray:
+        """Normalised weights over experts."""
+        w = np.exp(self.log_weights - self.log_weights.max())
+        return w / w.sum()
+
+    def action_distribution(self, advice: np.ndarray) -> np.ndarray:
+        """The action distribution ``q`` for the given advice."""
+        advice = _check_advice(advice, self.n_experts, self.n_actions)
+        w = self.expert_weights
+        if advice.ndim == 1:
+            mix = np.bincount(advice, weights=w, minlength=self.n_actions)
+        else:
+            mix = w @ advice
+        return (1.0 - self.gamma) * mix + self.gamma / self.n_actions
+
+    def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
+        """Draw an action from the weighted mixture of the experts' advice."""
+        if self.t >= self.horizon:
+            raise ValueError(f"horizon exceeded: EXP4 was built for {self.horizon} rounds")
+        self._advice = _check_advice(advice, self.n_experts, self.n_actions)
+        self._q = self.action_distribution(self._advice)
+        return _sample(rng, self._q)
+
+    def update(self, action: int, loss: float) -> None:
+        """Importance-weighted exponential-weights step on the experts."""
+        if self._advice is None or self._q is None:
+            raise ValueError("update() must follow act() in the same round")
+        action = _check_arm(action, self.n_actions, "action")
+        lhat = _clip_rescale(loss, self.clip) / self._q[action]
+        if self._advice.ndim == 1:
+            self.log_weights -= self.eta * lhat * (self._advice == action)
+        else:
+            self.log_weights -= self.eta * lhat * self._advice[:, action]
+        self._advice = self._q = None
+        self.t += 1
+
+
+class UCB:
+    """UCB1 on losses (Auer, Cesa-Bianchi & Fischer 2002): play ``argmin_a mean_a - scale sqrt(2 ln t / n_a)``.
+
+    Unplayed arms come first (lowest index); ties go to the lowest index.  Losses in [0, 1].  To pick
+    the arm with the HIGHEST loss (e.g. the worst data source), feed ``1 - loss``.
+    """
+
+    def __init__(self, n_arms: int, scale: float = 1.0) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+        self.scale = _check_rate("scale", scale) if scale is not None else None
+        if self.scale is None:
+            raise ValueError("scale must be a finite number >= 0, got None")
+        self.counts = np.zeros(self.n_arms, dtype=int)
+        self.sums = np.zeros(self.n_arms)
+        self.t = 0
+
+    def indices(self) -> np.ndarray:
+        """Lower confidence bounds on the mean loss (``-inf`` for unplayed arms)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            index = self.sums / self.counts - self.scale * np.sqrt(2.0 * math.log(max(self.t, 1)) / self.counts)
+        return np.where(self.counts == 0, -np.inf, index)
+
+    def act(self, rng: np.random.Generator) -> int:
+        """Deterministic: the arm with the smallest index (``rng`` is accepted for the protocol)."""
+        return int(np.argmin(self.indices()))
+
+    def update(self, arm: int, loss: float) -> None:
+        """Record the loss of the played arm."""
+        arm = _check_arm(arm, self.n_arms)
+        self.sums[arm] += check_loss(loss)
+        self.counts[arm] += 1
+        self.t += 1
+
+
+class FollowTheLeader:
+    """Deterministic greedy learner: play the arm with the smallest mean received loss.
+
+    Arms never updated count as having mean ``prior``; ties go to the lowest index.  Any finite loss
+    is accepted.  Used as the deterministic base of the exact privacy audit.
+    """
+
+    def __init__(self, n_arms: int, prior: float = 0.5) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+        self.prior = check_loss(prior, bounded=False)
+        self.counts = np.zeros(self.n_arms, dtype=int)
+        self.sums = np.zeros(self.n_arms)
+
+    def act(self, rng: np.random.Generator) -> int:
+        """Deterministic: the current leader (``rng`` is accepted for the protocol)."""
+        means = np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), self.prior)
+        return int(np.argmin(means))
+
+    def update(self, arm: int, loss: float) -> None:
+        """Record the loss of the played arm."""
+        arm = _check_arm(arm, self.n_arms)
+        self.sums[arm] += check_loss(loss, bounded=False)
+        self.counts[arm] += 1
+
+
+class Uniform:
+    """Uniformly random play (reference: regret of a learner that learns nothing)."""
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+
+    def act(self, rng: np.random.Generator) -> int:
+        """A uniform arm."""
+        return int(rng.integers(self.n_arms))
+
+    def update(self, arm: int, loss: float) -> None:
+        """Nothing to learn."""
+        _check_arm(arm, self.n_arms)
+        check_loss(loss, bounded=False)
+
+
+class FixedArm:
+    """Always plays ``arm`` (reference player with a known regret)."""
+
+    def __init__(self, n_arms: int, arm: int = 0) -> None:
+        self.n_arms = _check_count("n_arms", n_arms)
+        self.arm = _check_arm(arm, self.n_arms)
+
+    def act(self, rng: np.random.Generator) -> int:
+        """The fixed arm."""
+        return self.arm
+
+    def update(self, arm: int, loss: float) -> None:
+        """Nothing to learn."""
+        _check_arm(arm, self.n_arms)
+        check_loss(loss, bounded=False)
+
+
+# ----------------------------------------------------------------------------- environments
+class BernoulliEnv:
+    """Oblivious stochastic environment: ``l_t(a) ~ Bernoulli(means[s(t), a])``.
+
+    ``means`` is ``(K,)`` (stationary) or ``(S, K)`` (switching): segment ``s(t) = (t // switch_every) % S``,
+    with ``switch_every = ceil(horizon / S)`` by default.  ``sample_sum`` draws the summed losses of
+    one arm over a block of rounds with one Binomial draw per segment piece.
+    """
+
+    def __init__(self, means: np.ndarray, horizon: int, switch_every: int | None = None) -> None:
+        means = np.asarray(means, dtype=float)
+        if means.ndim == 1:
+            means = means[None, :]
+        if means.ndim != 2 or means.shape[1] < 1 or not np.all((means >= 0) & (means <= 1)):
+            raise ValueError("means must be a (K,) or (S, K) array of probabilities in [0, 1]")
+        self.means = means
+        self.n_arms = means.shape[1]
+        self.horizon = _check_count("horizon", horizon)
+        default = math.ceil(self.horizon / means.shape[0])
+        self.switch_every = default if switch_every is None else _check_count("switch_every", switch_every)
+
+    def segment(self, t: np.ndarray | int) -> np.ndarray | int:
+        """Segment index of round(s) ``t``."""
+        return (np.asarray(t) // self.switch_every) % self.means.shape[0]
+
+    def mean_loss(self, t: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        """Expected losses ``E l_t(arm)`` for arrays of rounds and arms."""
+        return self.means[self.segment(t), np.asarray(arms)]
+
+    def mean_totals(self) -> np.ndarray:
+        """``sum_t E l_t(a)`` for every arm (length ``K``)."""
+        counts = np.bincount(self.segment(np.arange(self.horizon)), minlength=self.means.shape[0])
+        return counts @ self.means
+
+    def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
+        """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
+        arm = _check_arm(arm, self.n_arms)
+        if not 0 <= start < stop <= self.horizon:
+            raise ValueError(f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}")
+        total, t = 0, start
+        while t < stop:
+            end = min(stop, (t // self.switch_every + 1) * self.switch_every)
+            total += rng.binomial(end - t, self.means[self.segment(t), arm])
+            t = end
+        return float(total)
+
+
+def switching_means(n_arms: int, n_segments: int, best: float = 0.25, other: float = 0.75) -> np.ndarray:
+    """``(S, K)`` means where arm ``s % K`` is the best arm (mean ``best``) of segment ``s``."""
+    _check_count("n_arms", n_arms)
+    _check_count("n_segments", n_segments)
+    means = np.full((n_segments, n_arms), float(other))
+    means[np.arange(n_segments), np.arange(n_segments) % n_arms] = best
+    return means
+
+
+class LossMatrixEnv:
+    """Oblivious adversary given by a fixed ``(T, K)`` loss matrix with entries in [0, 1]."""
+
+    def __init__(self, losses: np.ndarray) -> None:
+        losses = np.asarray(losses, dtype=float)
+        if losses.ndim != 2 or losses.size == 0 or not np.all((losses >= 0) & (losses <= 1)):
+            raise ValueError("losses must be a non-empty (T, K) array with entries in [0, 1]")
+        self.losses = losses
+        self.horizon, self.n_arms = losses.shape
+
+    def mean_loss(self, t: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        """The losses ``l_t(arm)`` (deterministic)."""
+        return self.losses[np.asarray(t), np.asarray(arms)]
+
+    def mean_totals(self) -> np.ndarray:
+        """``sum_t l_t(a)`` for every arm."""
+        return self.losses.sum(axis=0)
+
+    def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
+        """Sum of ``l_t(arm)`` over rounds ``start <= t < stop`` (``rng`` unused)."""
+        arm = _check_arm(arm, self.n_arms)
+        if not 0 <= start < stop <= self.horizon:
+            raise ValueError(f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}")
+        return float(self.losses[start:stop, arm].sum())
+
+
+class ExpertAdviceEnv:
+    """Bandit with expert advice: ``advice`` ``(T, N)`` recommended actions or ``(T, N, K)`` distributions,
+    and an oblivious ``(T, K)`` loss matrix in [0, 1]."""
+
+    def __init__(self, advice: np.ndarray, losses: np.ndarray) -> None:
+        losses = np.asarray(losses, dtype=float)
+        if losses.ndim != 2 or losses.size == 0 or not np.all((losses >= 0) & (losses <= 1)):
+            raise ValueError("losses must be a non-empty (T, K) array with entries in [0, 1]")
+        advice = np.asarray(advice)
+        self.horizon, self.n_actions = losses.shape
+        if advice.ndim == 2 and np.issubdtype(advice.dtype, np.integer):
+            if advice.shape[0] != self.horizon or advice.min() < 0 or advice.max() >= self.n_actions:
+                raise ValueError("integer advice must be (T, N) with actions in [0, K - 1]")
+            self.expert_totals = np.take_along_axis(losses, advice, axis=1).sum(axis=0)
+        elif advice.ndim == 3 and advice.shape[0] == self.horizon and advice.shape[2] == self.n_actions:
+            advice = advice.astype(float)
+            if advice.min() < 0 or np.abs(advice.sum(axis=2) - 1.0).max() > 1e-9:
+                raise ValueError("each advice row must be a probability distribution (non-negative, summing to 1)")
+            self.expert_totals = np.einsum("tnk,tk->n", advice, losses)
+        else:
+            raise ValueError(
+                f"advice must be (T, N) integers or (T, N, K) distributions with T={self.horizon}, "
+                f"K={self.n_actions}; got shape {advice.shape}"
+            )
+        self.advice = advice
+        self.losses = losses
+        self.n_experts = advice.shape[1]
+
+    def loss(self, t: int, action: int) -> float:
+        """The loss ``l_t(action)``."""
+        return float(self.losses[t, _check_arm(action, self.n_actions, "action")])
+
+
+# ----------------------------------------------------------------------------- runners and regret
+def run_bandit(algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, rng: np.random.Generator) -> np.ndarray:
+    """Play ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
+    if algorithm.n_arms != env.n_arms:
+        raise ValueError(f"algorithm has {algorithm.n_arms} arms but the environment has {env.n_arms}")
+    actions = np.empty(env.horizon, dtype=int)
+    for t in range(env.horizon):
+        arm = algorithm.act(rng)
+        algorithm.update(arm, env.sample_sum(arm, t, t + 1, rng))
+        actions[t] = arm
+    return actions
+
+
+def run_experts(algorithm: ExpertAlgorithm, env: ExpertAdviceEnv, rng: np.random.Generator) -> np.ndarray:
+    """Play an expert-advice ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
+    if (algorithm.n_experts, algorithm.n_actions) != (env.n_experts, env.n_actions):
+        raise ValueError(
+            f"algorithm is for {algorithm.n_experts} experts and {algorithm.n_actions} actions, "
+            f"the environment has {env.n_experts} and {env.n_actions}"
+        )
+    actions = np.empty(env.horizon, dtype=int)
+    for t in range(env.horizon):
+        action = algorithm.act(rng, env.advice[t])
+        algorithm.update(action, env.losses[t, action])
+        actions[t] = action
+    return actions
+
+
+def regret(actions: np.ndarray, losses: np.ndarray) -> float:
+    """Realised regret ``sum_t l_t(I_t) - min_a sum_t l_t(a)`` for a ``(T, K)`` loss matrix."""
+    actions, losses = np.asarray(actions), np.asarray(losses, dtype=float)
+    if losses.ndim != 2 or actions.shape != (losses.shape[0],):
+        raise ValueError(f"actions must be (T,) for losses of shape (T, K); got {actions.shape} and {losses.shape}")
+    return float(losses[np.arange(losses.shape[0]), actions].sum() - losses.sum(axis=0).min())
+
+
+def pseudo_regret(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> float:
+    """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in hindsight of the means."""
+    return float(regret_curve(env, actions)[-1])
+
+
+def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.ndarray:
+    """Cumulative pseudo-regret after each round against the best fixed arm over the whole horizon."""
+    actions = np.asarray(actions)
+    if actions.shape != (env.horizon,):
+        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    t = np.arange(env.horizon)
+    best = int(np.argmin(env.mean_totals()))
+    return np.cumsum(env.mean_loss(t, actions) - env.mean_loss(t, np.full(env.horizon, best)))
+
+
+def expert_regret(env: ExpertAdviceEnv, actions: np.ndarray) -> float:
+    """``sum_t l_t(I_t) - min_i sum_t <xi_t^i, l_t>``: regret against the best expert in hindsight."""
+    actions = np.asarray(actions)
+    if actions.shape != (env.horizon,):
+        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    return float(env.losses[np.arange(env.horizon), actions].sum() - env.expert_totals.min())
