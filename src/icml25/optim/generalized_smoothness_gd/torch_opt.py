@@ -1,0 +1,117 @@
+"""PyTorch optimizer with the ℓ-step of Tyurin (ICML 2025): ``p <- p - γ(s) ∇p``, ``s`` the global norm.
+
+``EllGD`` computes one gradient norm over all parameters of all groups (as
+``torch.nn.utils.clip_grad_norm_`` does) and moves every parameter by ``γ(s) = ∫_0^1 dv /
+ℓ(s + s v)``.  ``scale_grad_by_ell_`` is the same rule as an in-place gradient transformation
+(the Optax ``scale_by_...`` pattern): after it, ``SGD(lr=1)`` takes exactly the ℓ-GD step.
+Computing ``γ`` needs the norm on the host: one device synchronisation per step.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import torch
+
+from icml25.optim.generalized_smoothness_gd.ell import Ell, as_ell
+
+__all__ = ["EllGD", "scale_grad_by_ell_"]
+
+
+def _grads(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
+    grads = [t.grad for t in tensors if t.grad is not None]
+    if any(g.is_sparse for g in grads):
+        raise NotImplementedError("EllGD does not support sparse gradients")
+    return grads
+
+
+def _global_norm(grads: list[torch.Tensor]) -> float:
+    if not grads:
+        return 0.0
+    dtype = functools.reduce(torch.promote_types, (g.dtype for g in grads))
+    if dtype in (torch.float16, torch.bfloat16):
+        dtype = torch.float32
+    device = grads[0].device
+    norms = torch.stack([torch.linalg.vector_norm(g, dtype=dtype).to(device) for g in grads])
+    return float(torch.linalg.vector_norm(norms))
+
+
+def scale_grad_by_ell_(
+    parameters: torch.Tensor | Iterable[torch.Tensor], ell: Ell | Callable[[np.ndarray], np.ndarray] | float
+) -> float:
+    """Multiply all gradients in place by ``γ(||g||)`` (global norm); return ``γ``.
+
+    The "principled clipping" form of the ℓ-step: like ``clip_grad_norm_`` it rescales by a
+    function of the global norm, here ``γ(s)`` (for ``AffineEll(L0, L1)`` between ``1/L0`` for
+    small and ``ln 2 / (L1 s)`` for large gradients).  Follow with ``SGD(params, lr=1)``.
+    """
+    ell = as_ell(ell)
+    params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+    grads = _grads(params)
+    s = _global_norm(grads)
+    if not math.isfinite(s):
+        raise FloatingPointError("non-finite gradient norm")
+    gamma = float(ell.step(s))
+    for g in grads:
+        g.mul_(gamma)
+    return gamma
+
+
+class EllGD(torch.optim.Optimizer):
+    """Gradient descent with the ℓ-smoothness step ``γ_k = ∫_0^1 dv / ℓ(s_k + s_k v)``.
+
+    Args:
+        params: parameters or parameter groups.  A group may set its own ``ell``; the gradient
+            norm ``s_k`` is always the global one over all groups.
+        ell: an ``Ell`` (``AffineEll(L0, L1)``, ``PowerEll``, ...), a vectorised callable, or a
+            number ``L`` (plain GD with learning rate ``1/L``).
+        maximize: ascend instead of descend.
+
+    After each ``step``, ``last_grad_norm`` and ``last_step`` hold ``s_k`` and ``γ_k``.  Sparse
+    gradients raise ``NotImplementedError``; a non-finite gradient norm raises
+    ``FloatingPointError`` naming the step.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[torch.Tensor] | Iterable[dict],
+        ell: Ell | Callable[[np.ndarray], np.ndarray] | float,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        if not isinstance(maximize, bool):
+            raise TypeError(f"maximize must be a bool, got {type(maximize).__name__}")
+        super().__init__(params, {"ell": as_ell(ell), "maximize": maximize})
+        self.n_steps = 0
+        self.last_grad_norm: float | None = None
+        self.last_step: float | None = None
+
+    def add_param_group(self, param_group: dict) -> None:
+        if "ell" in param_group:
+            param_group["ell"] = as_ell(param_group["ell"])
+        super().add_param_group(param_group)
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None) -> torch.Tensor | None:
+        """One ℓ-GD step; ``closure`` re-evaluates the loss (and gradients) first if given."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        grads = _grads(p for group in self.param_groups for p in group["params"])
+        s = _global_norm(grads)
+        if not math.isfinite(s):
+            raise FloatingPointError(f"non-finite gradient norm at step {self.n_steps}")
+        gamma = None
+        for group in self.param_groups:
+            gamma = float(group["ell"].step(s))
+            alpha = gamma if group["maximize"] else -gamma
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=alpha)
+        self.n_steps += 1
+        self.last_grad_norm, self.last_step = s, gamma
+        return loss
