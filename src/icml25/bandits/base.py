@@ -88,7 +88,12 @@ def _check_count(name: str, value: int, minimum: int = 1) -> int:
 def _check_rate(name: str, value: float | None) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ValueError(f"{name} must be a finite number >= 0 or None, got {value!r}")
     return float(value)
 
@@ -100,7 +105,7 @@ def _check_arm(arm: int, n_arms: int, what: str = "arm") -> int:
 
 
 def check_loss(loss: float, bounded: bool = True) -> float:
-    """Return ``loss`` as a float; raise ``ValueError`` if it is not finite (or not in [0, 1] when ``bounded``)."""
+    """``loss`` as a float; ``ValueError`` if it is not finite, or not in [0, 1] when ``bounded``."""
     value = float(loss)
     if not math.isfinite(value):
         raise ValueError(f"loss must be finite, got {loss!r}")
@@ -110,7 +115,7 @@ def check_loss(loss: float, bounded: bool = True) -> float:
 
 
 def _clip_rescale(loss: float, clip: float | None) -> float:
-    """Loss in [0, 1]: checked as is when ``clip`` is None, else clipped to [-c, 1 + c] and mapped to [0, 1]."""
+    """Loss in [0, 1]: checked as is when ``clip`` is None, else clipped to [-c, 1 + c], mapped to [0, 1]."""
     if clip is None:
         return check_loss(loss)
     value = check_loss(loss, bounded=False)
@@ -118,8 +123,18 @@ def _clip_rescale(loss: float, clip: float | None) -> float:
 
 
 def _sample(rng: np.random.Generator, p: np.ndarray) -> int:
-    """Draw an index from the distribution ``p`` (one uniform number; faster than ``rng.choice``)."""
-    return int(min(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"), p.size - 1))
+    """Draw an index from the distribution ``p`` with one uniform number (faster than ``rng.choice``)."""
+    u = rng.random() * p.sum()
+    if p.size > _FEW_ARMS:
+        return int(min(np.searchsorted(np.cumsum(p), u, side="right"), p.size - 1))
+    for i, mass in enumerate(p.tolist()):
+        u -= mass
+        if u < 0.0:
+            return i
+    return p.size - 1
+
+
+_FEW_ARMS = 32  # below this many arms, plain Python floats beat NumPy's per-call overhead
 
 
 def _check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
@@ -141,6 +156,37 @@ def _check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndar
 
 
 # ----------------------------------------------------------------------------- algorithms
+def _tsallis_solve(gaps: np.ndarray, eta: float) -> np.ndarray:
+    """Tsallis-INF weights ``p_a = 4 / (eta (gap_a - x))^2`` with ``x < 0`` chosen so that ``sum p = 1``.
+
+    ``gaps`` are the cumulative loss estimates minus their minimum (so ``gaps >= 0`` with minimum 0).
+
+    ``f(x) = sum_a p_a(x) - 1`` is increasing and convex on ``x < 0`` with ``f'(x) = eta sum_a p_a^{3/2}``;
+    at ``x = -2 / eta`` the arm with gap 0 alone has mass 1, so Newton's method started there decreases
+    monotonically to the root (a warm start from the previous round's ``x`` was measured slower: it
+    starts left of the root and overshoots).  Few arms are handled in plain Python floats.
+    """
+    x = -2.0 / eta
+    few = gaps.size <= _FEW_ARMS
+    values = gaps.tolist() if few else gaps
+    for _ in range(100):
+        if few:
+            total = cubes = 0.0
+            for gap in values:
+                q = 2.0 / (eta * (gap - x))
+                total += q * q
+                cubes += q * q * q
+        else:
+            q = 2.0 / (eta * (values - x))
+            total, cubes = float(np.sum(q * q)), float(np.sum(q * q * q))
+        step = (total - 1.0) / (eta * cubes)
+        if abs(total - 1.0) < 1e-10 or abs(step) <= 1e-15 * abs(x):
+            break
+        x -= step
+    p = 4.0 / (eta * (gaps - x)) ** 2
+    return p / p.sum()
+
+
 class TsallisINF:
     """Tsallis-INF (Zimmert & Seldin 2021): FTRL with the 1/2-Tsallis entropy and importance weighting.
 
@@ -165,15 +211,9 @@ class TsallisINF:
         return self.eta0 / math.sqrt(self.t + 1)
 
     def _solve(self) -> np.ndarray:
-        L, eta = self.cum_loss_estimates, self.eta
-        x = L.min() - 2.0 / eta  # there the smallest-loss arm alone has mass 1, so sum p >= 1
-        for _ in range(100):
-            p = 4.0 / (eta * (L - x)) ** 2
-            excess = p.sum() - 1.0
-            if abs(excess) < 1e-12:
-                break
-            x -= excess / (eta * np.sum(p**1.5))  # d p_a / d x = eta p_a^{3/2}; monotone from the right
-        return p / p.sum()
+        L = self.cum_loss_estimates
+        shift = L.min()  # shift invariance: work with gaps >= 0 for precision
+        return _tsallis_solve(L - shift, self.eta)
 
     def act(self, rng: np.random.Generator) -> int:
         """Draw an arm from the current distribution ``probabilities``."""
@@ -197,7 +237,12 @@ class EXP3:
     """
 
     def __init__(
-        self, n_arms: int, horizon: int, eta: float | None = None, gamma: float | None = None, clip: float | None = None
+        self,
+        n_arms: int,
+        horizon: int,
+        eta: float | None = None,
+        gamma: float | None = None,
+        clip: float | None = None,
     ) -> None:
         self.n_arms = _check_count("n_arms", n_arms)
         self.horizon = _check_count("horizon", horizon)
@@ -253,7 +298,11 @@ class EXP4:
         self.n_actions = _check_count("n_actions", n_actions)
         self.horizon = _check_count("horizon", horizon)
         eta = _check_rate("eta", eta)
-        self.eta = math.sqrt(2.0 * math.log(self.n_experts) / (self.horizon * self.n_actions)) if eta is None else eta
+        self.eta = (
+            math.sqrt(2.0 * math.log(self.n_experts) / (self.horizon * self.n_actions))
+            if eta is None
+            else eta
+        )
         self.gamma = _check_rate("gamma", gamma)
         if self.gamma > 1.0:
             raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
@@ -302,7 +351,7 @@ class EXP4:
 
 
 class UCB:
-    """UCB1 on losses (Auer, Cesa-Bianchi & Fischer 2002): play ``argmin_a mean_a - scale sqrt(2 ln t / n_a)``.
+    """UCB1 on losses (Auer, Cesa-Bianchi & Fischer 2002): play ``argmin mean_a - scale sqrt(2 ln t / n_a)``.
 
     Unplayed arms come first (lowest index); ties go to the lowest index.  Losses in [0, 1].  To pick
     the arm with the HIGHEST loss (e.g. the worst data source), feed ``1 - loss``.
@@ -320,7 +369,9 @@ class UCB:
     def indices(self) -> np.ndarray:
         """Lower confidence bounds on the mean loss (``-inf`` for unplayed arms)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            index = self.sums / self.counts - self.scale * np.sqrt(2.0 * math.log(max(self.t, 1)) / self.counts)
+            index = self.sums / self.counts - self.scale * np.sqrt(
+                2.0 * math.log(max(self.t, 1)) / self.counts
+            )
         return np.where(self.counts == 0, -np.inf, index)
 
     def act(self, rng: np.random.Generator) -> int:
@@ -431,7 +482,9 @@ class BernoulliEnv:
         """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
         arm = _check_arm(arm, self.n_arms)
         if not 0 <= start < stop <= self.horizon:
-            raise ValueError(f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}")
+            raise ValueError(
+                f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
+            )
         total, t = 0, start
         while t < stop:
             end = min(stop, (t // self.switch_every + 1) * self.switch_every)
@@ -471,7 +524,9 @@ class LossMatrixEnv:
         """Sum of ``l_t(arm)`` over rounds ``start <= t < stop`` (``rng`` unused)."""
         arm = _check_arm(arm, self.n_arms)
         if not 0 <= start < stop <= self.horizon:
-            raise ValueError(f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}")
+            raise ValueError(
+                f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
+            )
         return float(self.losses[start:stop, arm].sum())
 
 
@@ -492,7 +547,9 @@ class ExpertAdviceEnv:
         elif advice.ndim == 3 and advice.shape[0] == self.horizon and advice.shape[2] == self.n_actions:
             advice = advice.astype(float)
             if advice.min() < 0 or np.abs(advice.sum(axis=2) - 1.0).max() > 1e-9:
-                raise ValueError("each advice row must be a probability distribution (non-negative, summing to 1)")
+                raise ValueError(
+                    "each advice row must be a probability distribution (non-negative, summing to 1)"
+                )
             self.expert_totals = np.einsum("tnk,tk->n", advice, losses)
         else:
             raise ValueError(
@@ -509,7 +566,9 @@ class ExpertAdviceEnv:
 
 
 # ----------------------------------------------------------------------------- runners and regret
-def run_bandit(algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, rng: np.random.Generator) -> np.ndarray:
+def run_bandit(
+    algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, rng: np.random.Generator
+) -> np.ndarray:
     """Play ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
     if algorithm.n_arms != env.n_arms:
         raise ValueError(f"algorithm has {algorithm.n_arms} arms but the environment has {env.n_arms}")
@@ -540,12 +599,14 @@ def regret(actions: np.ndarray, losses: np.ndarray) -> float:
     """Realised regret ``sum_t l_t(I_t) - min_a sum_t l_t(a)`` for a ``(T, K)`` loss matrix."""
     actions, losses = np.asarray(actions), np.asarray(losses, dtype=float)
     if losses.ndim != 2 or actions.shape != (losses.shape[0],):
-        raise ValueError(f"actions must be (T,) for losses of shape (T, K); got {actions.shape} and {losses.shape}")
+        raise ValueError(
+            f"actions must be (T,) for losses of shape (T, K); got {actions.shape} and {losses.shape}"
+        )
     return float(losses[np.arange(losses.shape[0]), actions].sum() - losses.sum(axis=0).min())
 
 
 def pseudo_regret(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> float:
-    """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in hindsight of the means."""
+    """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in expectation."""
     return float(regret_curve(env, actions)[-1])
 
 
