@@ -1,0 +1,498 @@
+"""Reproduction of Tyurin (ICML 2025): gradient descent with the ℓ-smoothness step size.
+
+Everything is analytic (no data): three test functions with a certified ℓ (``icml25.optim``):
+F1 ``Σ cosh(a_i x_i)`` (convex, (L0, L1)), F2 ``Σ x_i⁴/4 − x_i²/2`` (nonconvex, ℓ = 4 + 6 s^{2/3})
+and F3 ``Σ c_i x_i − log x_i`` (barrier, ℓ = (C + s)²), d = 10, ``a, c ~ U[0.5, 2]^d`` per seed.
+Starts ``x0 = t·1`` (t = 2, 5, 10) for F1/F2 and ``x0 = 1e-4·1`` for F3.  Per seed we run ℓ-GD and,
+in the same run, the baselines: the constant step of earlier analyses ``1/ℓ(2||∇f(x0)||)``,
+grid-tuned constant steps, clipped GD, normalized GD (grid-tuned c), the ``1/(L0 + L1 s)`` step
+and Armijo backtracking (reference).  Claims:
+
+1. descent lemma ``f(x_{k+1}) <= f(x_k) − γ_k s_k²/2`` on every ℓ-GD step (zero violations),
+   with the same inequality counted for the baselines' own steps;
+2. F1: ℓ-GD iterations barely grow with the start (initial gradient ×10^7) and are >= 50× fewer
+   than with the constant theory step at t = 10;
+3. F3: ℓ-GD stays in the domain and beats the best constant step of the grid by >= 10×
+   (and the brief's absolute "< 200 iterations", a known miss: see below);
+4. ℓ-GD within 2× of the best of clipped / normalized / 1/(L0 + L1 s) GD on F1 and F2;
+5. ℓ ≡ L gives the step 1/L exactly and plain GD's trajectory (quadratic, logistic regression);
+6. per-iteration overhead of the ℓ-step: <= 3× plain GD (F1, d = 1000; closed form and quadrature).
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+from icml25.data import load_breast_cancer_split  # noqa: E402
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.optim.generalized_smoothness_gd import (  # noqa: E402
+    AffineEll,
+    CallableEll,
+    ConstantEll,
+    CoshSum,
+    DoubleWell,
+    GDResult,
+    LogBarrier,
+    PowerEll,
+    SquaredAffineEll,
+    armijo_gd,
+    clipped_gd,
+    constant_gd,
+    ell_gd,
+    estimate_ell,
+    grid_search,
+    l0l1_gd,
+    normalized_gd,
+    theory_constant_step,
+)
+
+F3_ABS_TEXT = "F3 barrier: ℓ-GD reaches ||∇f|| <= 1e-8 in < 200 iterations (brief's absolute figure)"
+
+PAPER = Paper(
+    id="generalized_smoothness_gd",
+    title="Toward a Unified Theory of Gradient Descent under Generalized Smoothness",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=10,
+    module="icml25.optim.generalized_smoothness_gd",
+    anchors=("torch.optim", "optax", "scipy.integrate.quad"),
+    default_seeds=(0, 1, 2),
+    known_misses=(F3_ABS_TEXT,),
+)
+
+D = 10
+T_STARTS = (2.0, 5.0, 10.0)
+F2_JITTER = 0.05  # (ours) x0 = t(1 + 0.05 u), u ~ U[-1, 1]^d, so that F2 differs per seed
+F3_X0 = 1e-4
+TOL = 1e-6
+TOL_F3 = 1e-8
+RTOL_DESCENT = 1e-9
+CONST_GRID = tuple(10.0**-k for k in range(1, 9))
+NORMALIZED_GRID = (1.0, 0.1, 0.01, 0.001)
+ELL_MAX_ITER = 10_000
+
+
+def _violations(res: GDResult) -> int:
+    return res.descent_violations(RTOL_DESCENT)
+
+
+def _doublings(res: GDResult) -> int:
+    """Steps after which the gradient norm more than doubled (the paper: it never does)."""
+    return int(np.sum(res.grad_norms[1:] > 2.0 * res.grad_norms[:-1] * (1 + 1e-12)))
+
+
+def _iters(res: GDResult, cap: int) -> int:
+    """Iterations to tolerance; a run that did not converge counts at the cap (a lower bound)."""
+    return res.n_iter if res.converged else cap
+
+
+def _adaptive_baselines(fn, x0: np.ndarray, L0: float, L1: float, cap: int) -> dict[str, GDResult]:
+    grid = grid_search(lambda c: normalized_gd(fn.grad, x0, c, f=fn.f, tol=TOL, max_iter=cap), NORMALIZED_GRID)
+    # Normalized GD with a fixed c ends in an oscillation of size ~c and rarely reaches 1e-6 within
+    # the cap; then the best c is the one that got closest (smallest gradient norm reached).
+    best_c = grid.best_value
+    if best_c is None:
+        best_c = min(NORMALIZED_GRID, key=lambda c: float(grid.results[c].grad_norms.min()))
+    return {
+        "clipped": clipped_gd(fn.grad, x0, L0, L1, f=fn.f, tol=TOL, max_iter=cap),
+        "normalized": grid.results[best_c],
+        "l0l1": l0l1_gd(fn.grad, x0, L0, L1, f=fn.f, tol=TOL, max_iter=cap),
+    }
+
+
+def _f1_f2_case(fn, x0: np.ndarray, affine: AffineEll, caps: dict, theory: bool) -> dict:
+    ell = ell_gd(fn.grad, x0, fn.ell, f=fn.f, tol=TOL, max_iter=ELL_MAX_ITER)
+    base = _adaptive_baselines(fn, x0, affine.L0, affine.L1, caps["adaptive"])
+    armijo = armijo_gd(fn.grad, x0, fn.f, tol=TOL, max_iter=caps["adaptive"])
+    out = {
+        "ell": ell,
+        "base": base,
+        "row": {
+            "ell_iters": _iters(ell, ELL_MAX_ITER),
+            "ell_converged": ell.converged,
+            "ell_violations": _violations(ell),
+            "ell_steps": ell.n_iter,
+            "ell_gradient_doublings": _doublings(ell),
+            "min_descent_gap_over_bound": float(np.min(
+                ell.descent_gaps() / np.maximum(0.5 * ell.steps * ell.grad_norms[:-1] ** 2, 1e-300))),
+            "grad_norm0": float(ell.grad_norms[0]),
+            **{f"{k}_iters": _iters(r, caps["adaptive"]) for k, r in base.items()},
+            **{f"{k}_converged": r.converged for k, r in base.items()},
+            **{f"{k}_violations": _violations(r) for k, r in base.items()},
+            "normalized_c": float(base["normalized"].steps[0] * base["normalized"].grad_norms[0]),
+            "armijo_iters": _iters(armijo, caps["adaptive"]),
+            "armijo_f_evals": armijo.n_f_evals,
+            "adaptive_cap": caps["adaptive"],
+        },
+    }
+    if theory:
+        eta = theory_constant_step(fn.ell, float(ell.grad_norms[0]))
+        const = constant_gd(fn.grad, x0, eta, tol=TOL, max_iter=caps["theory"])
+        out["const"] = const
+        out["row"] |= {"theory_step": eta, "theory_iters": _iters(const, caps["theory"]),
+                       "theory_converged": const.converged, "theory_cap": caps["theory"]}
+    return out
+
+
+def _f3_case(fn: LogBarrier, cap: int) -> dict:
+    x0 = np.full(D, F3_X0)
+    min_x = [float(x0.min())]
+
+    def track(k: int, x: np.ndarray, s: float) -> None:
+        min_x.append(float(x.min()))
+
+    ell = ell_gd(fn.grad, x0, fn.ell, f=fn.f, tol=TOL_F3, max_iter=ELL_MAX_ITER, domain=fn.domain, callback=track)
+    # Grid from the largest step down; each run is capped at the best count so far (a capped run
+    # is counted at its cap, a lower bound), which finds the same best step at a fraction of the cost.
+    budget = [cap]
+
+    def const_run(eta: float) -> GDResult:
+        res = constant_gd(fn.grad, x0, eta, f=fn.f, tol=TOL_F3, max_iter=budget[0], domain=fn.domain)
+        if res.converged:
+            budget[0] = min(budget[0], res.n_iter)
+        return res
+
+    grid = grid_search(const_run, CONST_GRID)
+    armijo = armijo_gd(fn.grad, x0, fn.f, tol=TOL_F3, max_iter=cap, domain=fn.domain)
+    runs = {f"{eta:.0e}": r for eta, r in grid.results.items()}
+    best_iters = grid.best.n_iter if grid.best is not None else cap
+    return {
+        "ell": ell,
+        "grid": grid,
+        "row": {
+            "ell_iters": _iters(ell, ELL_MAX_ITER),
+            "ell_converged": ell.converged,
+            "ell_diverged": ell.diverged,
+            "ell_min_coordinate": float(min(min_x + [float(ell.x.min())])),
+            "ell_violations": _violations(ell),
+            "ell_steps": ell.n_iter,
+            "ell_gradient_doublings": _doublings(ell),
+            "condition_C_over_cmin": float(fn.c.max() / fn.c.min()),
+            "grad_norm0": float(ell.grad_norms[0]),
+            "const_iters": {k: r.n_iter for k, r in runs.items()},  # at its cap when not converged
+            "const_diverged": {k: r.diverged for k, r in runs.items()},
+            "const_violations": {k: _violations(r) for k, r in runs.items()},
+            "best_const_step": grid.best_value,
+            "best_const_iters": best_iters,
+            "const_cap": cap,
+            "armijo_iters": _iters(armijo, cap),
+            "armijo_f_evals": armijo.n_f_evals,
+        },
+    }
+
+
+def _recovers_gd(seed: int, n_iter: int) -> dict:
+    """ℓ ≡ L: exact step 1/L and plain GD's trajectory, on a quadratic and on logistic regression."""
+    rng = np.random.default_rng([seed, 5])
+    M = rng.normal(size=(20, 20))
+    H = M @ M.T / 20 + 0.1 * np.eye(20)
+    L = float(np.linalg.eigvalsh(H).max())
+    x0 = rng.normal(size=20)
+    a = ell_gd(lambda x: H @ x, x0, ConstantEll(L), max_iter=n_iter, tol=0.0)
+    b = constant_gd(lambda x: H @ x, x0, 1.0 / L, max_iter=n_iter, tol=0.0)
+
+    split = load_breast_cancer_split(seed=seed)
+    X = StandardScaler().fit_transform(split.X_train)
+    X = np.column_stack([X, np.ones(len(X))])
+    y = split.y_train.astype(float)
+    L_log = float(np.linalg.eigvalsh(X.T @ X).max()) / (4 * len(X))
+
+    def grad(w: np.ndarray) -> np.ndarray:
+        return X.T @ (1.0 / (1.0 + np.exp(-X @ w)) - y) / len(X)
+
+    w0 = np.zeros(X.shape[1])
+    c = ell_gd(grad, w0, ConstantEll(L_log), max_iter=n_iter, tol=0.0)
+    d = constant_gd(grad, w0, 1.0 / L_log, max_iter=n_iter, tol=0.0)
+    s_grid = np.concatenate([[0.0], np.logspace(-8, 8, 17)])
+    exact = bool(np.all(ConstantEll(L).step(s_grid) == 1.0 / L) and np.all(AffineEll(L, 0.0).step(s_grid) == 1.0 / L))
+    quad_rel = float(np.max(np.abs(CallableEll(lambda u: np.full_like(u, L)).step(s_grid) * L - 1.0)))
+    return {
+        "step_exactly_one_over_L": exact and bool(np.all(a.steps == 1.0 / L)) and bool(np.all(c.steps == 1.0 / L_log)),
+        "quadrature_constant_rel_error": quad_rel,
+        "quadratic_max_abs_diff": float(np.max(np.abs(a.x - b.x))),
+        "quadratic_grad_norms_equal": bool(np.array_equal(a.grad_norms, b.grad_norms)),
+        "logreg_max_abs_diff": float(np.max(np.abs(c.x - d.x))),
+        "logreg_grad_norm_final": float(c.grad_norms[-1]),
+    }
+
+
+def _per_iteration_seconds(run_once, repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        res = run_once()
+        out.append((time.perf_counter() - start) / max(res.n_iter, 1))
+    return out
+
+
+def _overhead(seed: int, n_iter: int, repeats: int) -> dict:
+    """Per-iteration wall time of ℓ-GD against plain GD on F1 with d = 1000 (interleaved repeats)."""
+    fn = CoshSum.random(1000, np.random.default_rng([seed, 6]))
+    x0 = np.full(1000, 3.0)
+    eta = theory_constant_step(fn.ell, float(np.linalg.norm(fn.grad(x0))))
+    quad_ell = CallableEll(lambda u, L0=fn.ell.L0, L1=fn.ell.L1: L0 + L1 * u)
+    runs = {
+        "plain_gd": lambda: constant_gd(fn.grad, x0, eta, max_iter=n_iter, tol=0.0),
+        "ell_closed_form": lambda: ell_gd(fn.grad, x0, fn.ell, max_iter=n_iter, tol=0.0),
+        "ell_quadrature": lambda: ell_gd(fn.grad, x0, quad_ell, max_iter=n_iter, tol=0.0),
+    }
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(repeats):
+        for k, run_once in runs.items():
+            times[k] += _per_iteration_seconds(run_once, 1)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    step_seconds = {}
+    for name, ell in {"affine": fn.ell, "squared_affine": SquaredAffineEll(2.0, 1.0),
+                      "power_quadrature": PowerEll(4.0, 6.0, 2.0 / 3.0), "callable_quadrature": quad_ell}.items():
+        reps = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for s in np.logspace(-3, 6, 200):
+                ell.step(float(s))
+            reps.append((time.perf_counter() - start) / 200)
+        step_seconds[name] = float(np.median(reps))
+    return {
+        "per_iteration_seconds_median": med,
+        "speedup_ratio_closed_form_over_plain": med["ell_closed_form"] / med["plain_gd"],
+        "speedup_ratio_quadrature_over_plain": med["ell_quadrature"] / med["plain_gd"],
+        "step_seconds_median": step_seconds,
+        "n_iter": n_iter,
+        "repeats": repeats,
+    }
+
+
+def _figure(run: Run, f1_case: dict, f3_case: dict, f2_case: dict) -> str:
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    ax = axes[0, 0]
+    ax.semilogy(f1_case["ell"].grad_norms, label="ℓ-GD (paper)", lw=2)
+    names = {"l0l1": "1/(L0+L1 s)", "clipped": "clipped GD", "normalized": "normalized GD (best c)"}
+    for k, r in f1_case["base"].items():
+        ax.semilogy(r.grad_norms, label=names[k], lw=1)
+    const = f1_case["const"].grad_norms
+    stride = max(1, len(const) // 2000)
+    ax.semilogy(np.arange(len(const))[::stride], const[::stride], label="constant 1/ℓ(2s0)", lw=1, ls="--")
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set(title=f"F1 cosh, t = 10 (||∇f(x0)|| ≈ {const[0]:.0e})", xlabel="iteration", ylabel="||∇f||")
+    ax.legend(fontsize=7)
+
+    ax = axes[0, 1]
+    ax.semilogy(f3_case["ell"].grad_norms, label="ℓ-GD (paper)", lw=2)
+    for eta in (1e-1, 1e-2, 1e-3):
+        r = f3_case["grid"].results[eta]
+        stride = max(1, len(r.grad_norms) // 2000)
+        ax.semilogy(np.arange(len(r.grad_norms))[::stride], r.grad_norms[::stride], label=f"constant η={eta:g}")
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set(title="F3 log barrier from x0 = 1e-4", xlabel="iteration", ylabel="||∇f||")
+    ax.legend(fontsize=7)
+
+    ax = axes[1, 0]
+    s = np.logspace(-2, 3, 400)
+    L0, L1 = 1.0, 1.0
+    ax.loglog(s, AffineEll(L0, L1).step(s), label="ℓ-step, ℓ = L0 + L1 s", lw=2)
+    ax.loglog(s, 1 / (L0 + L1 * s), label="1/(L0 + L1 s)")
+    ax.loglog(s, np.minimum(1 / (2 * L0), 1 / (2 * L1 * s)), label="clipped min(1/2L0, 1/(2L1 s))")
+    ax.loglog(s, np.log(2) / (L1 * s), ls=":", c="gray", label="ln2/(L1 s)")
+    ax.axhline(1 / L0, ls=":", c="k", lw=0.8)
+    ax.set(title="step size vs gradient norm (L0 = L1 = 1): principled clipping", xlabel="s = ||∇f||",
+           ylabel="γ(s)")
+    ax.legend(fontsize=7)
+
+    ax = axes[1, 1]
+    for label, case in (("ℓ-GD F1 t=10", f1_case), ("ℓ-GD F2 t=10", f2_case), ("ℓ-GD F3", f3_case)):
+        r = case["ell"]
+        bound = 0.5 * r.steps * r.grad_norms[:-1] ** 2
+        keep = bound > 1e-8 * np.abs(r.f_values[:-1])
+        ratio = (r.f_values[:-1] - r.f_values[1:])[keep] / bound[keep]
+        ax.plot(np.flatnonzero(keep) + 1, ratio, label=label)
+    r = f1_case["base"]["normalized"]
+    bound = 0.5 * r.steps * r.grad_norms[:-1] ** 2
+    ratio = (r.f_values[:-1] - r.f_values[1:]) / bound
+    ax.plot(np.arange(1, ratio.size + 1), np.clip(ratio, -3, None), label="normalized GD F1 t=10", lw=0.6,
+            alpha=0.5)
+    ax.axhline(1.0, c="k", ls="--", lw=1)
+    ax.set_xscale("log")
+    ax.set(title="descent (f_k − f_{k+1}) / (γ_k s_k²/2): >= 1 is the lemma", xlabel="iteration + 1",
+           ylabel="ratio (clipped at −3)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return run.savefig(fig, "ell_gd")
+
+
+def reproduce(run: Run) -> Result:
+    caps = {
+        "theory": run.pick(smoke=2_000, quick=25_000, full=1_000_000),
+        "adaptive": run.pick(smoke=1_000, quick=2_000, full=100_000),
+        "f3_grid": run.pick(smoke=2_000, quick=30_000, full=1_000_000),
+    }
+    f2 = DoubleWell(D)
+    per_seed: dict[int, dict] = {}
+    fig_cases: dict[str, dict] = {}
+    for i, seed in enumerate(run.seeds):
+        f1 = CoshSum.random(D, np.random.default_rng([seed, 1]))
+        f3 = LogBarrier.random(D, np.random.default_rng([seed, 3]))
+        jitter = np.random.default_rng([seed, 2]).uniform(-1.0, 1.0, D)
+        rows: dict[str, dict] = {}
+        for t in T_STARTS:
+            case = _f1_f2_case(f1, np.full(D, t), f1.ell, caps, theory=True)
+            rows[f"F1_t{t:g}"] = case["row"]
+            if i == 0 and t == T_STARTS[-1]:
+                fig_cases["F1"] = case
+                path = [np.full(D, t)]
+                ell_gd(f1.grad, path[0], f1.ell, tol=TOL, callback=lambda k, x, s, path=path: path.append(x.copy()))
+                fitted = estimate_ell(f1.grad, f1.hvp, np.array(path), seed=seed)
+                rows["estimate_ell_F1"] = {"fitted_L0": fitted.L0, "fitted_L1": fitted.L1,
+                                           "certified_L0": f1.ell.L0, "certified_L1": f1.ell.L1}
+            case = _f1_f2_case(f2, t * (1.0 + F2_JITTER * jitter), f2.affine_ell, caps, theory=False)
+            rows[f"F2_t{t:g}"] = case["row"]
+            if i == 0 and t == T_STARTS[-1]:
+                fig_cases["F2"] = case
+        case = _f3_case(f3, caps["f3_grid"])
+        rows["F3"] = case["row"]
+        if i == 0:
+            fig_cases["F3"] = case
+        rows["recovers_gd"] = _recovers_gd(seed, run.pick(smoke=50, quick=300, full=2000))
+        per_seed[seed] = rows
+        run.progress((i + 1) / (len(run.seeds) + 1), f"seed {seed}")
+
+    overhead = _overhead(run.seeds[0], run.pick(smoke=100, quick=1000, full=5000), run.pick(smoke=3, quick=7, full=21))
+    run.progress(1.0, "overhead timed")
+    figure = _figure(run, fig_cases["F1"], fig_cases["F3"], fig_cases["F2"])
+
+    seeds = list(run.seeds)
+    starts = [f"F1_t{t:g}" for t in T_STARTS] + [f"F2_t{t:g}" for t in T_STARTS] + ["F3"]
+    f1f2 = starts[:-1]
+
+    # Claim 1: the descent lemma on every ℓ-GD step, all functions, starts and seeds.
+    ell_viol = sum(per_seed[s][k]["ell_violations"] for s in seeds for k in starts)
+    ell_steps = sum(per_seed[s][k]["ell_steps"] for s in seeds for k in starts)
+    base_viol = {m: sum(per_seed[s][k][f"{m}_violations"] for s in seeds for k in f1f2)
+                 for m in ("clipped", "normalized", "l0l1")}
+    base_viol["constant_grid_F3"] = sum(sum(per_seed[s]["F3"]["const_violations"].values()) for s in seeds)
+    doublings = sum(per_seed[s][k]["ell_gradient_doublings"] for s in seeds for k in starts)
+    all_converged = all(per_seed[s][k]["ell_converged"] for s in seeds for k in starts)
+
+    # Claim 2: F1, no dependence on the initial gradient; >= 50x fewer than the theory constant step.
+    it = {t: [per_seed[s][f"F1_t{t:g}"]["ell_iters"] for s in seeds] for t in T_STARTS}
+    growth = [it[10.0][j] / it[2.0][j] for j in range(len(seeds))]
+    theory10 = [per_seed[s]["F1_t10"]["theory_iters"] for s in seeds]
+    theory_ratio = [theory10[j] / it[10.0][j] for j in range(len(seeds))]
+    theory_capped = [not per_seed[s]["F1_t10"]["theory_converged"] for s in seeds]
+    theory_cap_enough = all(caps["theory"] >= 50 * it[10.0][j] for j in range(len(seeds)))
+
+    # Claim 3: F3 barrier against the constant-step grid.
+    f3_rows = [per_seed[s]["F3"] for s in seeds]
+    f3_ratio = [r["best_const_iters"] / r["ell_iters"] for r in f3_rows]
+    f3_each = all(
+        r["const_diverged"][k] or r["const_iters"][k] >= 10 * r["ell_iters"] for r in f3_rows for k in r["const_iters"]
+    )
+    f3_ok = all(r["ell_converged"] and not r["ell_diverged"] and r["ell_min_coordinate"] > 0 for r in f3_rows)
+
+    # Claim 4: within 2x of the best adaptive (L0, L1) baseline on F1 and F2.
+    ratios4 = []
+    for s in seeds:
+        for k in f1f2:
+            r = per_seed[s][k]
+            best = min(r[f"{m}_iters"] for m in ("clipped", "normalized", "l0l1"))
+            ratios4.append(r["ell_iters"] / best)
+    mean_iters4 = {m: float(np.mean([per_seed[s][k][f"{m}_iters"] for s in seeds for k in f1f2]))
+                   for m in ("ell", "clipped", "normalized", "l0l1", "armijo")}
+
+    # Claim 5: exact recovery of GD with 1/L.
+    rec = [per_seed[s]["recovers_gd"] for s in seeds]
+    rec_diff = max(max(r["quadratic_max_abs_diff"], r["logreg_max_abs_diff"]) for r in rec)
+    rec_ok = all(r["step_exactly_one_over_L"] and r["quadratic_grad_norms_equal"] for r in rec) and rec_diff == 0.0
+    quad_rel = max(r["quadrature_constant_rel_error"] for r in rec)
+
+    claims = [
+        Claim(
+            text="Descent lemma f(x+) <= f(x) − γ s²/2 holds on every ℓ-GD step (F1–F3, all starts, rtol 1e-9)",
+            paper="zero violations",
+            measured={"violations": ell_viol, "steps_checked": ell_steps, "gradient_doublings": doublings},
+            baseline={"violations_of_same_inequality_by_baselines": base_viol},
+            holds=ell_viol == 0 and ell_steps > 0 and all_converged,
+        ),
+        Claim(
+            text="F1: ℓ-GD iterations to 1e-6 do not depend on the initial gradient (t = 2 → 10, ×~1e7)",
+            paper="iters(t=10) <= 10 × iters(t=2) and <= 2000",
+            measured={"max_growth_t10_over_t2": max(growth), "ell_iters_t10": it[10.0], "ell_iters_t2": it[2.0]},
+            baseline={"theory_step_iters_t2": [per_seed[s]["F1_t2"]["theory_iters"] for s in seeds],
+                      "theory_step_iters_t10": theory10},
+            holds=max(growth) <= 10 and max(it[10.0]) <= 2000,
+        ),
+        Claim(
+            # A run that hits the cap counts at the cap (a lower bound on its iterations); the
+            # cap is >= 50x the ℓ-GD iterations, so a capped run passes only if truly >= 50x.
+            text="F1 t=10: constant theory step 1/ℓ(2||∇f(x0)||) needs >= 50× the ℓ-GD iterations",
+            paper=">= 50×",
+            measured=min(theory_ratio),
+            baseline={"theory_iters": theory10, "capped": theory_capped, "cap": caps["theory"]},
+            holds=min(theory_ratio) >= 50 and (theory_cap_enough or not any(theory_capped)),
+        ),
+        Claim(
+            text="F3 barrier (ρ = 2): ℓ-GD stays in the domain and needs >= 10× fewer iterations than the best "
+                 "constant step in {1e-1..1e-8}",
+            paper=">= 10×, every grid step diverges or is >= 10× slower",
+            measured=min(f3_ratio),
+            baseline={"best_const_iters": [r["best_const_iters"] for r in f3_rows],
+                      "best_const_step": [r["best_const_step"] for r in f3_rows], "cap": caps["f3_grid"]},
+            holds=f3_ok and min(f3_ratio) >= 10 and f3_each,
+        ),
+        Claim(
+            # Known miss of the brief's estimate, not of the paper: near x* the ℓ-step tends to
+            # 1/ℓ(0) = 1/C², so coordinate i contracts like 1 − (c_i/C)², and with c ~ U[0.5, 2]^10
+            # (C/c_min ≈ 3–3.6 here) reaching 1e-8 takes ≈ (C/c_min)² · ln(1e8) ≈ 250–400
+            # iterations; 200 would need a better-conditioned c.  Threshold kept as briefed.
+            text=F3_ABS_TEXT,
+            paper="< 200",
+            measured=max(r["ell_iters"] for r in f3_rows),
+            baseline={"best_const_iters": [r["best_const_iters"] for r in f3_rows],
+                      "C_over_cmin": [r["condition_C_over_cmin"] for r in f3_rows]},
+            holds=max(r["ell_iters"] for r in f3_rows) < 200,
+        ),
+        Claim(
+            text="F1, F2: ℓ-GD (no tuning) within 2× the iterations of the best of clipped GD, normalized GD "
+                 "(grid-tuned c) and the 1/(L0 + L1 s) step",
+            paper="ℓ-GD iters <= 2 × best baseline",
+            measured=max(ratios4),
+            baseline={"mean_iters": mean_iters4, "cap": caps["adaptive"]},
+            holds=max(ratios4) <= 2.0,
+        ),
+        Claim(
+            text="ℓ ≡ L recovers GD: step == 1/L exactly; same trajectory as GD with 1/L (quadratic, logistic "
+                 "regression on breast cancer)",
+            paper="exact (machine precision)",
+            measured={"max_abs_trajectory_diff": rec_diff, "quadrature_step_rel_error": quad_rel},
+            baseline=None,
+            holds=rec_ok and quad_rel <= 1e-14,
+        ),
+        Claim(
+            text="Step overhead: ℓ-GD per-iteration wall time <= 3× plain GD (F1, d = 1000; closed form and "
+                 "32-node quadrature), medians of interleaved repeats",
+            paper="<= 3×",
+            measured={"closed_form": overhead["speedup_ratio_closed_form_over_plain"],
+                      "quadrature": overhead["speedup_ratio_quadrature_over_plain"]},
+            baseline=1.0,
+            holds=max(overhead["speedup_ratio_closed_form_over_plain"],
+                      overhead["speedup_ratio_quadrature_over_plain"]) <= 3.0,
+        ),
+    ]
+    metrics = {
+        "per_seed": {str(s): per_seed[s] for s in seeds},
+        "caps": caps,
+        "f1_ell_iters_by_t": {f"t{t:g}": it[t] for t in T_STARTS},
+        "f1_growth_t10_over_t2": growth,
+        "f1_theory_ratio_t10": theory_ratio,
+        "f3_ratio_best_const_over_ell": f3_ratio,
+        "claim4_ratios_ell_over_best": ratios4,
+        "claim4_mean_iters": mean_iters4,
+        "descent_violations_ell": ell_viol,
+        "descent_violations_baselines": base_viol,
+        "overhead_timing": overhead,
+    }
+    return Result(metrics=metrics, claims=claims, figures=[figure])
