@@ -1,16 +1,27 @@
 """Noise calibration for single releases (one place in the package; bandits use it too).
 
+* Laplace, pure epsilon-DP: ``b = Delta_1 / epsilon``.
+* Gaussian, rho-zCDP (Bun & Steinke 2016): ``sigma = Delta_2 / sqrt(2 rho)``.
+* Gaussian, (epsilon, delta)-DP: the analytic Gaussian mechanism of Balle & Wang (ICML 2018, Theorem 8),
+  solved for ``sigma`` by bisection.
+* Poisson (additive ``Poisson(lam)`` noise on integer counts): the tight ``delta(epsilon)`` computed from the
+  two neighbouring probability mass functions.
+
 Float-based research code: not hardened against floating-point attacks (Mironov 2012).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
+
+import numpy as np
+from scipy import special, stats
 
 
 def check_positive(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is a finite number > 0, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """Return ``value`` as a float if it is a finite real number > 0, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
@@ -20,3 +31,89 @@ def check_positive(name: str, value: float) -> float:
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     """Scale ``b = Delta_1 / epsilon`` of the Laplace mechanism for pure epsilon-DP."""
     return check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
+
+
+def gaussian_sigma_zcdp(rho: float, sensitivity: float = 1.0) -> float:
+    """Standard deviation ``sigma = Delta_2 / sqrt(2 rho)`` of the Gaussian mechanism for rho-zCDP."""
+    return check_positive("sensitivity", sensitivity) / math.sqrt(2.0 * check_positive("rho", rho))
+
+
+def _check_delta(delta: float) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must lie strictly between 0 and 1, got {delta!r}")
+    return float(delta)
+
+
+def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """The exact ``delta`` of the Gaussian mechanism at ``epsilon`` (Balle & Wang 2018, Theorem 8).
+
+    ``delta = Phi(D/(2 sigma) - eps sigma/D) - exp(eps) Phi(-D/(2 sigma) - eps sigma/D)`` with ``D`` the
+    l2 sensitivity; the second term is evaluated in log space so large ``epsilon`` does not overflow.
+    """
+    sigma = check_positive("sigma", sigma)
+    epsilon = check_positive("epsilon", epsilon)
+    sens = check_positive("sensitivity", sensitivity)
+    a, b = sens / (2.0 * sigma), epsilon * sigma / sens
+    return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest ``sigma`` (to relative 1e-12) for which the Gaussian mechanism is (epsilon, delta)-DP.
+
+    Bisection on :func:`analytic_gaussian_delta`, which decreases in ``sigma`` (Balle & Wang 2018,
+    Algorithm 1 solves the same equation).  The returned value is the upper end of the final bracket, so
+    the mechanism is (epsilon, delta)-DP at it.
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = _check_delta(delta)
+    sens = check_positive("sensitivity", sensitivity)
+    hi = sens
+    while analytic_gaussian_delta(hi, epsilon, sens) > delta:
+        hi *= 2.0
+    lo = hi
+    while lo > 1e-300 and analytic_gaussian_delta(lo, epsilon, sens) <= delta:
+        lo /= 2.0
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        if analytic_gaussian_delta(mid, epsilon, sens) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def poisson_delta(epsilon: float, lam: float, sensitivity: int = 1) -> float:
+    """Tight ``delta(epsilon)`` of adding ``Poisson(lam)`` noise to a count with sensitivity ``Delta``.
+
+    OUR READING of the "Poisson mechanism": ``y = x + Z``, ``Z ~ Poisson(lam)``, neighbours differ by at most
+    ``Delta`` (an integer).  The hockey-stick divergence is worst for the largest shift, so with
+    ``P = Poisson(lam)`` and ``Q = P`` shifted by ``Delta``
+    ``delta = max(sum_k max(0, P(k) - e^eps Q(k)), sum_k max(0, Q(k) - e^eps P(k)))``; the support mismatch
+    (``k < Delta``, where ``Q = 0``) counts in full.  The sum runs until the remaining upper tail is below
+    1e-17 and that tail is added, so the value is an upper bound accurate to ~1e-16.  There is no pure DP
+    (``delta > 0`` for every epsilon).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    lam = check_positive("lam", lam)
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
+        raise ValueError(
+            f"sensitivity must be an integer >= 1 for Poisson noise on counts, got {sensitivity!r}"
+        )
+    shift = int(sensitivity)
+    k_max = int(stats.poisson.isf(1e-17, lam)) + shift + 1
+    k = np.arange(k_max + 1)
+    log_p = stats.poisson.logpmf(k, lam)
+    log_q = stats.poisson.logpmf(k - shift, lam)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d_pq = np.where(
+            np.isneginf(log_q),
+            np.exp(log_p),
+            np.exp(log_p) * -np.expm1(np.minimum(0.0, epsilon + log_q - log_p)),
+        )
+        d_qp = np.where(
+            np.isneginf(log_q), 0.0, np.exp(log_q) * -np.expm1(np.minimum(0.0, epsilon + log_p - log_q))
+        )
+    tail = float(stats.poisson.sf(k_max - shift, lam))
+    return float(min(1.0, max(d_pq.sum(), d_qp.sum()) + tail))
