@@ -17,6 +17,7 @@ from icml25.conformal import (
     coverage_guarantee,
     covers,
     effective_alpha,
+    grid_intervals,
     interval_length,
     merge_counts,
     merge_eu,
@@ -35,8 +36,15 @@ def linear_data(n: int, p: int, seed: int, noise: float = 1.0) -> tuple[np.ndarr
     return X, X @ rng.normal(size=p) + noise * rng.normal(size=n)
 
 
-def brute_pvalues(model: CrossConformalRegressor, X: np.ndarray, y: np.ndarray, x: np.ndarray,
-                  candidates: np.ndarray, combine: str, u: float) -> np.ndarray:
+def brute_pvalues(
+    model: CrossConformalRegressor,
+    X: np.ndarray,
+    y: np.ndarray,
+    x: np.ndarray,
+    candidates: np.ndarray,
+    combine: str,
+    u: float,
+) -> np.ndarray:
     """Merged p-values from their definition, by direct comparison (no sorting, no searchsorted); the
     out-of-fold residuals are recomputed from the training data and the fitted folds."""
     counts = []
@@ -82,7 +90,9 @@ def test_merge_counts_matches_the_fold_pvalues_and_vovk():
     p = (1.0 + counts) / (sizes + 1.0)
     np.testing.assert_allclose(merge_counts(counts, sizes, "mod"), p.mean(axis=1))
     np.testing.assert_allclose(merge_counts(counts, sizes, "vovk"), (1 + counts.sum(axis=1)) / 12)
-    np.testing.assert_allclose(merge_counts(counts, sizes, "u", np.array([0.0, 1.0])), p.mean(axis=1) / [2.0, 1.0])
+    np.testing.assert_allclose(
+        merge_counts(counts, sizes, "u", np.array([0.0, 1.0])), p.mean(axis=1) / [2.0, 1.0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -104,7 +114,7 @@ def test_merging_rejects_bad_input(call, match):
         call()
 
 
-# ------------------------------------------------------------------------- cross-conformal regression: answers
+# --------------------------------------------------------------- cross-conformal regression: answers
 
 
 def test_hand_computed_sets_with_a_constant_predictor_and_ties():
@@ -168,13 +178,26 @@ def test_grid_method_agrees_with_exact_sets_up_to_grid_resolution(combine):
     X, y = linear_data(230, 5, seed=4)
     kwargs = dict(n_folds=5, combine=combine, random_state=1)
     exact = CrossConformalRegressor(LinearRegression(), **kwargs).fit(X[:200], y[:200])
-    grid = CrossConformalRegressor(LinearRegression(), method="grid", grid_factor=1.5, **kwargs).fit(X[:200], y[:200])
+    grid = CrossConformalRegressor(LinearRegression(), method="grid", grid_factor=1.5, **kwargs).fit(
+        X[:200], y[:200]
+    )
     exact_sets, grid_sets = exact.predict_set(X[200:]), grid.predict_set(X[200:])
-    points = grid._grid()
+    points = grid.grid_
     step = points[1] - points[0]
     for e, g in zip(exact_sets, grid_sets, strict=True):
         np.testing.assert_array_equal(covers([e] * points.size, points), covers([g] * points.size, points))
         assert abs(interval_length([e])[0] - interval_length([g])[0]) <= 2 * step * len(e)
+
+
+def test_grid_intervals_turn_runs_of_grid_points_into_intervals():
+    grid = np.arange(6.0)
+    mask = np.array([[0, 1, 1, 0, 1, 1], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1]], dtype=bool)
+    sets = grid_intervals(mask, grid)
+    np.testing.assert_array_equal(sets[0], [[1, 2], [4, 5]])
+    assert sets[1].shape == (0, 2)
+    np.testing.assert_array_equal(sets[2], [[0, 5]])
+    with pytest.raises(ValueError, match="mask must have shape"):
+        grid_intervals(mask, np.arange(5.0))
 
 
 def test_nesting_of_the_paper_variants_holds_pointwise_for_a_fixed_u():
@@ -218,7 +241,9 @@ def test_same_seed_same_sets_and_u_controls_the_randomised_variants():
     for a, b in zip(ones, mods, strict=True):
         np.testing.assert_array_equal(a, b)
     other = clone(first).set_params(random_state=12).fit(X[:100], y[:100])
-    assert not np.array_equal(interval_length(first.predict_set(X[100:])), interval_length(other.predict_set(X[100:])))
+    assert not np.array_equal(
+        interval_length(first.predict_set(X[100:])), interval_length(other.predict_set(X[100:]))
+    )
 
 
 def test_fold_pvalues_use_each_folds_own_size():
@@ -292,7 +317,9 @@ def three_blobs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("combine", COMBINES)
 def test_classifier_pvalues_match_the_definition(combine):
     X, y = three_blobs(90, seed=0)
-    model = CrossConformalClassifier(LogisticRegression(), n_folds=3, combine=combine, random_state=0).fit(X, y)
+    model = CrossConformalClassifier(LogisticRegression(), n_folds=3, combine=combine, random_state=0).fit(
+        X, y
+    )
     X_test = three_blobs(7, seed=1)[0]
     u = np.linspace(0.05, 0.95, 7)
     pvals = model.predict_pvalues(X_test, u=u)
@@ -313,7 +340,11 @@ def test_classifier_nesting_and_interface():
     model = CrossConformalClassifier(n_folds=5, random_state=0).fit(X[:200], y[:200])
     sets = {c: model.predict_set(X[200:], combine=c) for c in COMBINES}
     assert sets["mod"].shape == (100, 3) and sets["mod"].dtype == bool
-    assert np.all(sets["e"] <= sets["mod"]) and np.all(sets["u"] <= sets["mod"]) and np.all(sets["eu"] <= sets["e"])
+    assert (
+        np.all(sets["e"] <= sets["mod"])
+        and np.all(sets["u"] <= sets["mod"])
+        and np.all(sets["eu"] <= sets["e"])
+    )
     assert sets["u"].sum() < sets["mod"].sum()
     assert model.fold_pvalues(X[200:]).shape == (100, 3, 5)
     np.testing.assert_allclose(model.predict_proba(X[200:]).sum(axis=1), 1.0)
@@ -349,7 +380,9 @@ def test_classifier_rejects_bad_input():
 
 def test_split_conformal_interval_is_the_pvalue_set():
     X, y = linear_data(121, 4, seed=3)
-    split = SplitConformalRegressor(LinearRegression(), calibration_size=0.5, random_state=0).fit(X[:101], y[:101])
+    split = SplitConformalRegressor(LinearRegression(), calibration_size=0.5, random_state=0).fit(
+        X[:101], y[:101]
+    )
     m = split.calibration_scores_.size
     assert m == 50
     # The 46th smallest of 50 residuals: ceil(0.9 * 51) = 46.
@@ -361,7 +394,9 @@ def test_split_conformal_interval_is_the_pvalue_set():
             p = (1 + np.sum(split.calibration_scores_ >= abs(t - centre))) / (m + 1)
             assert (low <= t <= high) == (p > 0.1)
     assert [s.shape for s in split.predict_set(X[101:104])] == [(1, 2)] * 3
-    tiny = SplitConformalRegressor(confidence_level=0.99, calibration_size=0.2, random_state=0).fit(X[:50], y[:50])
+    tiny = SplitConformalRegressor(confidence_level=0.99, calibration_size=0.2, random_state=0).fit(
+        X[:50], y[:50]
+    )
     assert np.all(np.isinf(tiny.predict_interval(X[:2])))  # ceil(0.99 * 11) > 10 residuals
     with pytest.raises(ValueError, match="calibration_size"):
         SplitConformalRegressor(calibration_size=1.0).fit(X, y)
@@ -387,13 +422,17 @@ def test_cv_plus_and_jackknife_plus_match_their_definition():
         model = CVPlusRegressor(LinearRegression(), n_folds=n_folds, random_state=0).fit(X[:40], y[:40])
         intervals = model.predict_interval(X_test)
         for i, x in enumerate(X_test):
-            centres = np.array([model.estimators_[model.fold_of_[j]].predict(x[None, :])[0] for j in range(40)])
+            centres = np.array(
+                [model.estimators_[model.fold_of_[j]].predict(x[None, :])[0] for j in range(40)]
+            )
             low = np.sort(centres - model.residuals_)[int(np.floor(0.1 * 41)) - 1]
             high = np.sort(centres + model.residuals_)[int(np.ceil(0.9 * 41)) - 1]
             np.testing.assert_allclose(intervals[i], [low, high])
     constant = CVPlusRegressor(DummyRegressor(strategy="constant", constant=0.0), n_folds=3).fit(X[:9], y[:9])
     # n = 9, alpha = 0.1: the 1st and 9th order statistics, i.e. -+ the largest |y_i|.
-    np.testing.assert_allclose(constant.predict_interval(X_test[:1])[0], [-np.abs(y[:9]).max(), np.abs(y[:9]).max()])
+    np.testing.assert_allclose(
+        constant.predict_interval(X_test[:1])[0], [-np.abs(y[:9]).max(), np.abs(y[:9]).max()]
+    )
     wide = CVPlusRegressor(n_folds=2, confidence_level=0.95).fit(X[:10], y[:10])
     assert np.all(np.isinf(wide.predict_interval(X_test)))  # floor(0.05 * 11) = 0
     with pytest.raises(ValueError, match="at most the number of training points"):
@@ -405,7 +444,9 @@ def test_empirical_coverage_of_all_methods_is_near_nominal():
     hits = {name: [] for name in ("mod", "e", "u", "eu", "vovk", "split", "cv+")}
     for rep in range(40):
         X, y = linear_data(150, 5, seed=100 + rep)
-        cc = CrossConformalRegressor(LinearRegression(), random_state=int(rng.integers(1 << 30))).fit(X[:100], y[:100])
+        cc = CrossConformalRegressor(LinearRegression(), random_state=int(rng.integers(1 << 30))).fit(
+            X[:100], y[:100]
+        )
         for c in COMBINES:
             hits[c].extend(covers(cc.predict_set(X[100:], combine=c), y[100:]))
         split = SplitConformalRegressor(random_state=rep).fit(X[:100], y[:100])

@@ -9,6 +9,7 @@ from icml25.conformal.cross_conformal import (
     coverage_guarantee,
     covers,
     effective_alpha,
+    grid_intervals,
     interval_length,
     merge_counts,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "coverage_guarantee",
     "covers",
     "effective_alpha",
+    "grid_intervals",
     "interval_length",
     "merge_counts",
     "merge_eu",

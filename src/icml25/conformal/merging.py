@@ -36,7 +36,9 @@ def _check_u(u: float | np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
     try:
         np.broadcast_shapes(u.shape, batch_shape)
     except ValueError:
-        raise ValueError(f"u of shape {u.shape} does not broadcast to the batch shape {batch_shape}") from None
+        raise ValueError(
+            f"u of shape {u.shape} does not broadcast to the batch shape {batch_shape}"
+        ) from None
     return u
 
 
@@ -61,7 +63,7 @@ def merge_mean(p: np.ndarray) -> np.ndarray:
 
 
 def merge_exchangeable(p: np.ndarray) -> np.ndarray:
-    """e-modified p-value: the minimum over j of the mean of the first j fold p-values (never above the mean)."""
+    """e-modified p-value: the minimum over j of the mean of the first j fold p-values (at most the mean)."""
     return _exchangeable(_check_pvalues(p))
 
 
@@ -87,7 +89,9 @@ def vovk_pooled(counts: np.ndarray, n: int) -> np.ndarray:
     """
     counts = np.asarray(counts)
     if counts.ndim == 0 or counts.shape[-1] == 0:
-        raise ValueError(f"counts must have a non-empty last axis (one count per fold), got shape {counts.shape}")
+        raise ValueError(
+            f"counts must have a non-empty last axis (one count per fold), got shape {counts.shape}"
+        )
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if counts.min() < 0 or counts.sum(axis=-1).max() > n:

@@ -1,0 +1,484 @@
+"""e-, u- and eu-mod-cross: smaller cross-conformal sets at the same 1 - 2 alpha guarantee.
+
+Three experiments, all in one process:
+
+* the authors' OLS simulation (after Barber et al. 2021): n = 100, p in {20, 60}, X ~ N(0, I),
+  ||beta|| = sqrt(10), y = X beta + N(0, 1), OLS (minimum-norm least squares), K = 5, alpha = 0.1;
+  one fresh data set and one test point per repetition, the repetitions spread over the run's seeds.
+  Baselines in the same run: mod-cross (the sets the paper shrinks), Vovk's cross-conformal, split
+  conformal at alpha and 2 alpha, CV+ (and jackknife+ at full scale);
+* scikit-learn's diabetes data (n = 442, 75/25 random splits), RidgeCV (quick) or a 50-tree random
+  forest (full, as the authors), K in {5, 10}, target alpha' (Vovk's guarantee, as the authors' code);
+* the speed of exact breakpoint sets against the 1,000-point grid (n = 400, 200 test points).
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import LinearRegression, RidgeCV
+
+from icml25.conformal import (
+    CrossConformalRegressor,
+    CVPlusRegressor,
+    SplitConformalRegressor,
+    covers,
+    effective_alpha,
+    grid_intervals,
+    interval_length,
+    merge_counts,
+)
+from icml25.data import load_diabetes_split
+from icml25.harness import Claim, Paper, Result, Run
+
+VARIABILITY_CLAIM = (
+    "Randomisation adds variability: sd of u-mod-cross lengths exceeds mod-cross's (OLS, both p)"
+)
+SPEED_CLAIM = 'Exact breakpoint sets are >= 5x faster than our sorted-residual grid (method="grid")'
+
+PAPER = Paper(
+    id="cross_conformal",
+    title="Improving the Statistical Efficiency of Cross-Conformal Prediction",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=14,
+    module="icml25.conformal.cross_conformal",
+    anchors=("MAPIE", "matteogaspa/EffCrossCP"),
+    default_seeds=(0, 1, 2),
+    known_misses=(VARIABILITY_CLAIM, SPEED_CLAIM),
+)
+
+ALPHA = 0.1
+VARIANTS = ("mod", "e", "u", "eu")  # mod-cross and the paper's three variants
+CROSS = (*VARIANTS, "vovk")
+LABELS = {
+    "mod": "mod-cross",
+    "e": "e-mod-cross",
+    "u": "u-mod-cross",
+    "eu": "eu-mod-cross",
+    "vovk": "Vovk cross",
+    "split": "split (alpha)",
+    "split2": "split (2 alpha)",
+    "cv+": "CV+",
+    "jack+": "jackknife+",
+}
+
+
+def _is_subset(inner: np.ndarray, outer: np.ndarray) -> bool:
+    """Whether a union of closed intervals lies inside another one."""
+    return all(bool(np.any((outer[:, 0] <= a) & (b <= outer[:, 1]))) for a, b in inner)
+
+
+def _share(total: int, run: Run) -> list[int]:
+    """Spread ``total`` repetitions over the run's seeds (sizes differ by at most one)."""
+    return [part.size for part in np.array_split(np.arange(total), len(run.seeds))]
+
+
+# ------------------------------------------------------------------------------------------- OLS simulation
+
+
+def _ols_data(rng: np.random.Generator, n: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    beta = rng.normal(size=p)
+    beta *= np.sqrt(10.0) / np.linalg.norm(beta)
+    X = rng.normal(size=(n, p))
+    return X, X @ beta + rng.normal(size=n)
+
+
+def _ols_repetition(seed: int, p: int, rep: int, jackknife: bool) -> dict:
+    rng = np.random.default_rng([seed, p, rep])
+    X, y = _ols_data(rng, 101, p)
+    X_train, y_train, x_test, y_test = X[:100], y[:100], X[100:], y[100:]
+    ols = LinearRegression(fit_intercept=False)  # minimum-norm least squares, i.e. the pseudo-inverse
+    cc = CrossConformalRegressor(
+        ols, n_folds=5, confidence_level=1 - ALPHA, random_state=int(rng.integers(2**31))
+    )
+    cc.fit(X_train, y_train)
+    sets = {c: cc.predict_set(x_test, combine=c)[0] for c in CROSS}
+    for name, level in (("split", 1 - ALPHA), ("split2", 1 - 2 * ALPHA)):
+        split = SplitConformalRegressor(ols, confidence_level=level, random_state=int(rng.integers(2**31)))
+        sets[name] = split.fit(X_train, y_train).predict_set(x_test)[0]
+    cvp = CVPlusRegressor(ols, n_folds=5, confidence_level=1 - ALPHA, random_state=int(rng.integers(2**31)))
+    sets["cv+"] = cvp.fit(X_train, y_train).predict_set(x_test)[0]
+    if jackknife:
+        jack = CVPlusRegressor(ols, n_folds=100, confidence_level=1 - ALPHA)
+        sets["jack+"] = jack.fit(X_train, y_train).predict_set(x_test)[0]
+    return {
+        "covered": {k: bool(covers([s], y_test)[0]) for k, s in sets.items()},
+        "length": {k: float(interval_length([s])[0]) for k, s in sets.items()},
+        "n_intervals": {k: len(s) for k, s in sets.items()},
+        "nested": bool(
+            _is_subset(sets["e"], sets["mod"])
+            and _is_subset(sets["u"], sets["mod"])
+            and _is_subset(sets["eu"], sets["e"])
+        ),
+    }
+
+
+def _ols_simulation(run: Run, total: int, jackknife: bool, done: float, share: float) -> dict:
+    out: dict = {}
+    for j, p in enumerate((20, 60)):
+        reps = []
+        per_seed: dict = {"coverage": {}, "mean_length": {}, "sd_length": {}}
+        for i, (seed, count) in enumerate(zip(run.seeds, _share(total, run), strict=True)):
+            rows = [_ols_repetition(seed, p, rep, jackknife) for rep in range(count)]
+            reps.extend(rows)
+            for key, field in (("coverage", "covered"), ("mean_length", "length")):
+                per_seed[key][str(seed)] = {
+                    m: float(np.mean([r[field][m] for r in rows])) for m in rows[0][field]
+                }
+            per_seed["sd_length"][str(seed)] = {
+                m: float(np.std([r["length"][m] for r in rows], ddof=1)) for m in CROSS
+            }
+            run.progress(done + share * (j + (i + 1) / len(run.seeds)) / 2, f"OLS p = {p}, seed {seed}")
+        methods = list(reps[0]["length"])
+        lengths = {m: np.array([r["length"][m] for r in reps]) for m in methods}
+        out[f"p{p}"] = {
+            "repetitions": len(reps),
+            "coverage": {m: float(np.mean([r["covered"][m] for r in reps])) for m in methods},
+            "mean_length": {m: float(lengths[m].mean()) for m in methods},
+            "sd_length": {m: float(lengths[m].std(ddof=1)) for m in methods},
+            "median_length": {m: float(np.median(lengths[m])) for m in methods},
+            "share_disjoint_sets": {
+                m: float(np.mean([r["n_intervals"][m] > 1 for r in reps])) for m in CROSS
+            },
+            "nested_share": float(np.mean([r["nested"] for r in reps])),
+            # sd and coefficient of variation of the lengths, relative to mod-cross's
+            "sd_ratio_to_mod": {
+                m: float(lengths[m].std(ddof=1) / lengths["mod"].std(ddof=1)) for m in VARIANTS
+            },
+            "cv_ratio_to_mod": {
+                m: float(
+                    (lengths[m].std(ddof=1) / lengths[m].mean())
+                    / (lengths["mod"].std(ddof=1) / lengths["mod"].mean())
+                )
+                for m in VARIANTS
+            },
+            "per_seed": per_seed,
+            "lengths": {m: lengths[m].tolist() for m in CROSS},
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------- diabetes
+
+
+def _diabetes_split(split_seed: int, n_folds: int, forest: bool) -> dict:
+    data = load_diabetes_split(test_size=0.25, seed=split_seed)
+    if forest:
+        base = RandomForestRegressor(n_estimators=50, random_state=split_seed, n_jobs=1)
+    else:
+        base = RidgeCV(alphas=np.logspace(-4, 1, 11))
+    cc = CrossConformalRegressor(
+        base, n_folds=n_folds, confidence_level=1 - ALPHA, target="vovk", random_state=split_seed
+    ).fit(data.X_train, data.y_train)
+    sets = {c: cc.predict_set(data.X_test, combine=c) for c in CROSS}
+    for name, level in (("split", 1 - ALPHA), ("split2", 1 - 2 * ALPHA)):
+        model = SplitConformalRegressor(base, confidence_level=level, random_state=split_seed)
+        sets[name] = model.fit(data.X_train, data.y_train).predict_set(data.X_test)
+    cvp = CVPlusRegressor(base, n_folds=n_folds, confidence_level=1 - ALPHA, random_state=split_seed)
+    sets["cv+"] = cvp.fit(data.X_train, data.y_train).predict_set(data.X_test)
+    return {
+        "coverage": {k: float(covers(s, data.y_test).mean()) for k, s in sets.items()},
+        "mean_length": {k: float(interval_length(s).mean()) for k, s in sets.items()},
+        "alpha_eff": effective_alpha(ALPHA, data.y_train.size, n_folds, "mod", "vovk"),
+    }
+
+
+def _diabetes(run: Run, total: int, forest: bool, done: float, share: float) -> dict:
+    out: dict = {"base": "RandomForestRegressor(n_estimators=50)" if forest else "RidgeCV"}
+    for j, n_folds in enumerate((5, 10)):
+        splits = []
+        for i, (seed, count) in enumerate(zip(run.seeds, _share(total, run), strict=True)):
+            splits.extend(_diabetes_split(1000 * seed + s, n_folds, forest) for s in range(count))
+            run.progress(
+                done + share * (j + (i + 1) / len(run.seeds)) / 2, f"diabetes K = {n_folds}, seed {seed}"
+            )
+        methods = list(splits[0]["coverage"])
+        out[f"K{n_folds}"] = {
+            "splits": len(splits),
+            "alpha_eff": splits[0]["alpha_eff"],
+            "coverage": {m: float(np.mean([s["coverage"][m] for s in splits])) for m in methods},
+            "mean_length": {m: float(np.mean([s["mean_length"][m] for s in splits])) for m in methods},
+            "per_split_mean_length": {m: [s["mean_length"][m] for s in splits] for m in methods},
+            "per_split_coverage": {m: [s["coverage"][m] for s in splits] for m in methods},
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------- speed
+
+
+def _grid_by_comparison(model: CrossConformalRegressor, X: np.ndarray, combine: str) -> list[np.ndarray]:
+    """The authors' grid method as written in EffCrossCP: every grid point is compared with every out-of-fold
+    residual (O(n_grid * n) per test point), here vectorised in NumPy; the same sets as ``method="grid"``."""
+    counts = np.stack(
+        [
+            (scores[None, None, :] >= np.abs(model.grid_[None, :] - est.predict(X)[:, None])[..., None]).sum(
+                -1
+            )
+            for est, scores in zip(model.estimators_, model.fold_scores_, strict=True)
+        ],
+        axis=-1,
+    )
+    u = np.random.default_rng(model.u_seed_).random(X.shape[0])
+    alpha_eff = effective_alpha(model.alpha_, model.n_train_, model.n_folds, combine, model.target)
+    return grid_intervals(
+        merge_counts(counts, model.fold_sizes_, combine, u[:, None]) > alpha_eff, model.grid_
+    )
+
+
+def _members(sets: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Which of ``points`` lie in a union of closed intervals."""
+    return ((points[:, None] >= sets[None, :, 0]) & (points[:, None] <= sets[None, :, 1])).any(axis=1)
+
+
+def _speed(seed: int, repeats: int, n_test: int) -> dict:
+    """Time exact sets, the grid method and the authors' grid counting on the same fitted folds."""
+    rng = np.random.default_rng([seed, 400])
+    X, y = _ols_data(rng, 400 + n_test, 20)
+    kwargs = dict(n_folds=5, confidence_level=1 - ALPHA, random_state=seed)
+    exact = CrossConformalRegressor(LinearRegression(), **kwargs).fit(X[:400], y[:400])
+    grid = CrossConformalRegressor(LinearRegression(), method="grid", grid_factor=1.5, **kwargs).fit(
+        X[:400], y[:400]
+    )
+    X_test = X[400:]
+    calls = {
+        "exact": lambda: {c: exact.predict_set(X_test, combine=c) for c in CROSS},
+        "grid": lambda: {c: grid.predict_set(X_test, combine=c) for c in CROSS},
+        "comparison": lambda: {c: _grid_by_comparison(grid, X_test, c) for c in CROSS},
+    }
+    timings: dict[str, list[float]] = {name: [] for name in calls}
+    answers = {}
+    for _ in range(repeats):  # interleaved, so that load from other processes hits all three alike
+        for name, call in calls.items():
+            start = time.perf_counter()
+            answers[name] = call()
+            timings[name].append(time.perf_counter() - start)
+    points, step = grid.grid_, grid.grid_[1] - grid.grid_[0]
+    agree, within, inside, identical = [], [], [], []
+    for c in CROSS:
+        for e, g, b in zip(answers["exact"][c], answers["grid"][c], answers["comparison"][c], strict=True):
+            agree.append(bool(np.array_equal(_members(e, points), _members(g, points))))
+            in_range = bool(len(e) == 0 or (e[0, 0] > points[0] and e[-1, 1] < points[-1]))
+            inside.append(in_range)
+            gap = abs(interval_length([e])[0] - interval_length([g])[0])
+            within.append(bool(not in_range or gap <= 2 * step * max(1, len(e))))
+            identical.append(bool(np.array_equal(g, b)))
+    exact_s, grid_s, comparison_s = (float(np.median(timings[k])) for k in ("exact", "grid", "comparison"))
+    return {
+        "exact_seconds": exact_s,
+        "grid_seconds": grid_s,
+        "comparison_grid_seconds": comparison_s,
+        "speedup": grid_s / exact_s,
+        "speedup_vs_comparison_grid": comparison_s / exact_s,
+        "grid_points_agree": float(np.mean(agree)),
+        "lengths_within_resolution": float(np.mean(within)),
+        "sets_inside_grid": float(np.mean(inside)),
+        "comparison_grid_identical": float(np.mean(identical)),
+        "grid_step": float(step),
+    }
+
+
+# ------------------------------------------------------------------------------------------- figures
+
+
+def _figures(run: Run, ols: dict, diabetes: dict) -> list[str]:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, p in zip(axes[:2], (20, 60), strict=True):
+        res = ols[f"p{p}"]
+        ax.boxplot([res["lengths"][m] for m in CROSS], showfliers=False)
+        ax.set_xticks(range(1, len(CROSS) + 1), [LABELS[m] for m in CROSS], rotation=20)
+        for i, m in enumerate(CROSS):
+            ax.annotate(
+                f"cov {res['coverage'][m]:.2f}",
+                (i + 1, 0.02),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                fontsize=8,
+            )
+        ax.set_title(f"OLS, n = 100, p = {p}: set length ({res['repetitions']} reps)")
+        ax.set_ylabel("length")
+    ax = axes[2]
+    names = [m for m in (*CROSS, "split", "split2", "cv+")]
+    width = 0.38
+    for j, n_folds in enumerate((5, 10)):
+        res = diabetes[f"K{n_folds}"]
+        ax.bar(
+            np.arange(len(names)) + (j - 0.5) * width,
+            [res["mean_length"][m] for m in names],
+            width,
+            label=f"K = {n_folds} (alpha' = {res['alpha_eff']:.3f})",
+        )
+    ax.set_xticks(range(len(names)), [LABELS[m] for m in names], rotation=30, ha="right")
+    ax.set_ylabel("mean length")
+    ax.set_title(f"diabetes, {diabetes['base']}")
+    ax.legend(fontsize=8, loc="lower left", framealpha=0.9)
+    fig.tight_layout()
+    return [run.savefig(fig, "lengths")]
+
+
+def _pvalue_figure(run: Run) -> str:
+    """The merged p-values of one test point against y, with the threshold: sets are unions of intervals."""
+    rng = np.random.default_rng([7, 60])
+    X, y = _ols_data(rng, 101, 60)
+    cc = CrossConformalRegressor(LinearRegression(fit_intercept=False), random_state=3).fit(X[:100], y[:100])
+    mu = cc.predict(X[100:])[0]
+    ys = np.linspace(mu - 8, mu + 8, 2001)
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for c in CROSS:
+        ax.step(ys, cc.predict_pvalues(X[100:], ys, combine=c)[0], where="mid", label=LABELS[c], lw=1)
+    ax.axhline(ALPHA, color="k", ls="--", lw=0.8, label="alpha")
+    ax.axvline(y[100], color="grey", ls=":", label="true y")
+    ax.set_xlabel("candidate y")
+    ax.set_ylabel("merged p-value")
+    ax.set_title("One test point (OLS, p = 60): the set is {y : p(y) > alpha}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "pvalues")
+
+
+# ------------------------------------------------------------------------------------------- claims
+
+
+def reproduce(run: Run) -> Result:
+    total_reps = run.pick(smoke=6, quick=200, full=1000)
+    total_splits = run.pick(smoke=3, quick=10, full=50)
+    repeats, n_test = run.pick(smoke=(1, 40), quick=(3, 200), full=(15, 200))
+    ols = _ols_simulation(run, total_reps, jackknife=run.scale == "full", done=0.0, share=0.5)
+    diabetes = _diabetes(run, total_splits, forest=run.scale == "full", done=0.5, share=0.3)
+    speed = _speed(run.seeds[0], repeats, n_test)
+    run.progress(1.0, "speed")
+    figures = [*_figures(run, ols, diabetes), _pvalue_figure(run)]
+
+    claims = []
+    # 1. Validity: coverage >= 1 - 2 alpha, i.e. >= 0.80 - 3 standard errors over the repetitions.
+    floor = {p: 0.8 - 3 * np.sqrt(0.8 * 0.2 / ols[f"p{p}"]["repetitions"]) for p in (20, 60)}
+    worst = min(ols[f"p{p}"]["coverage"][m] for p in (20, 60) for m in VARIANTS)
+    claims.append(
+        Claim(
+            text="mod-, e-, u- and eu-mod-cross cover at least 1 - 2 alpha (OLS, p = 20 and 60)",
+            paper="coverage >= 0.80 - 3 SE (paper: about 0.88-0.90)",
+            measured=worst,
+            baseline=min(ols[f"p{p}"]["coverage"]["vovk"] for p in (20, 60)),
+            holds=all(ols[f"p{p}"]["coverage"][m] >= floor[p] for p in (20, 60) for m in VARIANTS),
+        )
+    )
+    # 2. Nesting, in every repetition.
+    nested = min(ols[f"p{p}"]["nested_share"] for p in (20, 60))
+    claims.append(
+        Claim(
+            text="C_e and C_u lie inside C_mod, and C_eu inside C_e, in every repetition",
+            paper="100% of repetitions",
+            measured=nested,
+            baseline=None,
+            holds=nested == 1.0,
+        )
+    )
+    # 3. Smaller sets: ratio of mean lengths to mod-cross's, the worse of p = 20 and p = 60.
+    for variant, bound in (("e", 0.99), ("u", 0.97), ("eu", 0.97)):
+        ratio = max(
+            ols[f"p{p}"]["mean_length"][variant] / ols[f"p{p}"]["mean_length"]["mod"] for p in (20, 60)
+        )
+        claims.append(
+            Claim(
+                text=f"{LABELS[variant]} sets are shorter than mod-cross sets "
+                "(OLS, mean length ratio, worse p)",
+                paper=f"ratio <= {bound}",
+                measured=ratio,
+                baseline=1.0,
+                holds=ratio <= bound,
+            )
+        )
+    # 4. Tradeoff: the randomised variant's lengths vary more (brief: sd of u-mod-cross lengths > sd of
+    # mod-cross lengths), judged pooled over the repetitions and seed by seed (both p in a majority of seeds).
+    # Known miss at quick scale: the pooled ratios are 1.003 (p = 20) and 1.016 (p = 60), with bootstrap 95%
+    # intervals [0.88, 1.15] and [0.92, 1.10], and both exceed 1 in only 1 of 3 seeds -- the standard
+    # deviations are equal within noise.  u-mod-cross sets are also about 15% shorter, which scales their sd
+    # down; relative to their mean they do vary more (coefficient of variation +17% and +21%, metrics
+    # "cv_ratio_to_mod"), and the e- and eu-variants (random through the fold order) have clearly larger sd
+    # at p = 20 (+23%, +26%).  The brief's criterion and threshold are kept as they are.
+    sd_ratio = min(ols[f"p{p}"]["sd_length"]["u"] / ols[f"p{p}"]["sd_length"]["mod"] for p in (20, 60))
+    per_seed_sd = [ols[f"p{p}"]["per_seed"]["sd_length"] for p in (20, 60)]
+    seeds_holding = sum(
+        all(sd[str(seed)]["u"] > sd[str(seed)]["mod"] for sd in per_seed_sd) for seed in run.seeds
+    )
+    claims.append(
+        Claim(
+            text=VARIABILITY_CLAIM,
+            paper="sd(u) / sd(mod) > 1",
+            measured={"pooled_sd_ratio": sd_ratio, "seeds_holding": f"{seeds_holding}/{len(run.seeds)}"},
+            baseline=1.0,
+            holds=sd_ratio > 1.0 and 2 * seeds_holding > len(run.seeds),
+        )
+    )
+    # 5. Real data, target alpha' (Vovk's guarantee).
+    cov = min(diabetes[f"K{k}"]["coverage"][m] for k in (5, 10) for m in CROSS)
+    claims.append(
+        Claim(
+            text="Diabetes (K = 5, 10; target alpha'): every cross-conformal variant covers >= 0.80",
+            paper="coverage >= 0.80",
+            measured=cov,
+            baseline=min(diabetes[f"K{k}"]["coverage"]["split"] for k in (5, 10)),
+            holds=cov >= 0.80,
+        )
+    )
+    e_ratio = max(
+        diabetes[f"K{k}"]["mean_length"]["e"] / diabetes[f"K{k}"]["mean_length"]["mod"] for k in (5, 10)
+    )
+    u_ratio = max(
+        diabetes[f"K{k}"]["mean_length"]["u"] / diabetes[f"K{k}"]["mean_length"]["mod"] for k in (5, 10)
+    )
+    claims.append(
+        Claim(
+            text="Diabetes: e-mod-cross no longer and u-mod-cross shorter than mod-cross "
+            "(length ratios, worse K)",
+            paper="len(e) / len(mod) <= 1 and len(u) / len(mod) < 1",
+            measured={"e/mod": e_ratio, "u/mod": u_ratio},
+            baseline=1.0,
+            holds=e_ratio <= 1.0 and u_ratio < 1.0,
+        )
+    )
+    # 6. Speed (the brief's performance target, not a claim of the paper), n = 400, 200 test points, all
+    # five merging rules, medians of interleaved repeats.  Against the authors' grid method (EffCrossCP counts
+    # by comparing every grid point with every residual, O(n_grid * n) per test point) the exact sweep meets
+    # the target.  Against our own grid method it does not, and cannot: ``method="grid"`` counts with the same
+    # sorted residuals and np.searchsorted, so both cost O(n log n) per test point -- the exact sweep visits
+    # 2n = 800 breakpoints where the grid visits 1,000 points -- and they take about the same time (measured
+    # 0.9-1.6x on 2 shared cores).  That claim is kept with the brief's 5x and listed in known_misses: the
+    # exact method's gain over a good grid is exactness (no resolution loss, no truncation), not speed.
+    same = speed["grid_points_agree"] == 1.0 and speed["lengths_within_resolution"] == 1.0
+    claims.append(
+        Claim(
+            text="Exact breakpoint sets are >= 5x faster than the authors' grid method "
+            "(point-by-point counting)",
+            paper=">= 5x (brief's target; n = 400, 200 test points, same answers up to grid resolution)",
+            measured=speed["speedup_vs_comparison_grid"],
+            baseline=1.0,
+            holds=speed["speedup_vs_comparison_grid"] >= 5.0
+            and same
+            and speed["comparison_grid_identical"] == 1.0,
+        )
+    )
+    claims.append(
+        Claim(
+            text=SPEED_CLAIM,
+            paper=">= 5x (brief's target; n = 400, 200 test points, same answers up to grid resolution)",
+            measured=speed["speedup"],
+            baseline=1.0,
+            holds=speed["speedup"] >= 5.0 and same,
+        )
+    )
+
+    metrics = {
+        "alpha": ALPHA,
+        "ols": {k: {kk: vv for kk, vv in v.items() if kk != "lengths"} for k, v in ols.items()},
+        "diabetes": diabetes,
+        "speed": speed,
+        "coverage_floor": {f"p{p}": float(floor[p]) for p in (20, 60)},
+    }
+    return Result(metrics=metrics, claims=claims, figures=figures)
