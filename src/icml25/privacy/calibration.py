@@ -102,7 +102,10 @@ def poisson_delta(epsilon: float, lam: float, sensitivity: int = 1) -> float:
             f"sensitivity must be an integer >= 1 for Poisson noise on counts, got {sensitivity!r}"
         )
     shift = int(sensitivity)
-    k_max = int(stats.poisson.isf(1e-17, lam)) + shift + 1
+    k_max = math.ceil(lam + 10.0 * math.sqrt(lam) + 30.0)
+    while stats.poisson.sf(k_max, lam) > 1e-17:
+        k_max *= 2
+    k_max += shift
     k = np.arange(k_max + 1)
     log_p = stats.poisson.logpmf(k, lam)
     log_q = stats.poisson.logpmf(k - shift, lam)

@@ -523,7 +523,7 @@ class MultipleRelease:
                 z = self.family.bridge(noise[lo], noise[hi], lo, s, hi, rng)
             levels.insert(i, s)
             noise[s] = z
-        y = self.family.output(self._x, self._noise[s])
+        y = np.asarray(self.family.output(self._x, self._noise[s]))
         self._releases.append((s, y.copy()))
         return y
 
