@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import ot
+from matplotlib.ticker import NullFormatter
 from scipy.cluster.hierarchy import dendrogram
 from scipy.spatial.distance import cdist
 
@@ -184,7 +185,8 @@ def _synthetic(seed: int, n_points: int, n_docs: int, n_train: int, repeats: int
     pairs = [(i, j) for i, j in zip(*iu, strict=True)][:: max(1, iu[0].size // 50)]
     out["exact_gap"] = float(max(abs(distances["UltraTWD-GD"][i, j] - ot.emd2(H[i], H[j], Dt)) for i, j in pairs))
     out["scatter"] = {"W1": W[iu][:400].tolist(),
-                      **{k: distances[k][iu][:400].tolist() for k in ("UltraTWD-GD", "QuadTree (rescaled)")}}
+                      **{k: distances[k][iu][:400].tolist()
+                         for k in ("UltraTWD-GD", "ClusterTree (rescaled)", "QuadTree (rescaled)")}}
     out["linkage"] = tree.to_linkage()
     out["n_nodes"] = {name: t.n_nodes for name, t in trees.items()}
     return out
@@ -215,22 +217,23 @@ def _summary(values: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     return {k: {"mean": float(np.mean(v)), "std": float(np.std(v))} for k, v in values.items()}
 
 
-def _figure(run: Run, syn: dict[str, list[float]], dig: dict[str, list[float]], scatter: dict) -> str:
+def _figure(run: Run, syn: dict[str, list[float]], dig: dict[str, list[float]], scatter: dict, n: int) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-    for ax, values, title in ((axes[0], syn, "synthetic embeddings (n=200)"), (axes[1], dig, "digits (8x8 grid)")):
+    for ax, values, title in ((axes[0], syn, f"synthetic embeddings (n={n})"), (axes[1], dig, "digits (8x8 grid)")):
         names = list(values)
         means = [np.mean(values[k]) for k in names]
         stds = [np.std(values[k]) for k in names]
         colors = ["tab:blue" if k.startswith("UltraTWD") else "tab:gray" for k in names]
         ax.barh(names, means, xerr=stds, color=colors)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.invert_yaxis()
         ax.set_xlabel("mean relative error |TWD - W1| / W1 (log)")
         ax.set_title(title)
     ax = axes[2]
     w = np.asarray(scatter["W1"])
-    for name, marker in (("UltraTWD-GD", "o"), ("QuadTree (rescaled)", "x")):
-        ax.scatter(w, scatter[name], s=8, marker=marker, label=name, alpha=0.6)
+    for name, marker in (("UltraTWD-GD", "o"), ("ClusterTree (rescaled)", "^"), ("QuadTree (rescaled)", "x")):
+        ax.scatter(w, scatter[name], s=8, marker=marker, label=name, alpha=0.5)
     ax.plot([w.min(), w.max()], [w.min(), w.max()], "k--", lw=1, label="TWD = W1")
     ax.set_xlabel("exact W1 (ot.emd2)")
     ax.set_ylabel("tree-Wasserstein distance")
@@ -352,5 +355,5 @@ def reproduce(run: Run) -> Result:
                            "twd_all_pairs": [r["twd_seconds"] for r in syn],
                            "speedup": speedup, "fit": _stack(syn, "fit_seconds")},
     }
-    figures = [_figure(run, mre, dig_mre, syn[0]["scatter"]), _dendrogram_figure(run, syn[0]["linkage"])]
+    figures = [_figure(run, mre, dig_mre, syn[0]["scatter"], n_points), _dendrogram_figure(run, syn[0]["linkage"])]
     return Result(metrics=metrics, claims=claims, figures=figures)
