@@ -493,6 +493,6 @@ def reproduce(run: Run) -> Result:
         "claim4_mean_iters": mean_iters4,
         "descent_violations_ell": ell_viol,
         "descent_violations_baselines": base_viol,
-        "overhead_timing": overhead,
+        "step_overhead_time": overhead,
     }
     return Result(metrics=metrics, claims=claims, figures=[figure])

@@ -70,7 +70,8 @@ class EllGD(torch.optim.Optimizer):
             number ``L`` (plain GD with learning rate ``1/L``).
         maximize: ascend instead of descend.
 
-    After each ``step``, ``last_grad_norm`` and ``last_step`` hold ``s_k`` and ``γ_k``.  Sparse
+    After each ``step``, ``last_grad_norm`` and ``last_step`` hold ``s_k`` and ``γ_k`` (the last
+    group's ``γ_k`` when groups set their own ℓ).  Sparse
     gradients raise ``NotImplementedError``; a non-finite gradient norm raises
     ``FloatingPointError`` naming the step.
     """
