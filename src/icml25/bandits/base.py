@@ -124,10 +124,11 @@ def _clip_rescale(loss: float, clip: float | None) -> float:
 
 def _sample(rng: np.random.Generator, p: np.ndarray) -> int:
     """Draw an index from the distribution ``p`` with one uniform number (faster than ``rng.choice``)."""
-    u = rng.random() * p.sum()
     if p.size > _FEW_ARMS:
-        return int(min(np.searchsorted(np.cumsum(p), u, side="right"), p.size - 1))
-    for i, mass in enumerate(p.tolist()):
+        return int(min(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"), p.size - 1))
+    masses = p.tolist()
+    u = rng.random() * sum(masses)
+    for i, mass in enumerate(masses):
         u -= mass
         if u < 0.0:
             return i
@@ -460,10 +461,12 @@ class BernoulliEnv:
         if means.ndim != 2 or means.shape[1] < 1 or not np.all((means >= 0) & (means <= 1)):
             raise ValueError("means must be a (K,) or (S, K) array of probabilities in [0, 1]")
         self.means = means
+        self._means = means.tolist()  # plain floats for the per-round sampler
         self.n_arms = means.shape[1]
         self.horizon = _check_count("horizon", horizon)
         default = math.ceil(self.horizon / means.shape[0])
         self.switch_every = default if switch_every is None else _check_count("switch_every", switch_every)
+        self._segment_counts = np.bincount(self.segment(np.arange(self.horizon)), minlength=means.shape[0])
 
     def segment(self, t: np.ndarray | int) -> np.ndarray | int:
         """Segment index of round(s) ``t``."""
@@ -475,8 +478,7 @@ class BernoulliEnv:
 
     def mean_totals(self) -> np.ndarray:
         """``sum_t E l_t(a)`` for every arm (length ``K``)."""
-        counts = np.bincount(self.segment(np.arange(self.horizon)), minlength=self.means.shape[0])
-        return counts @ self.means
+        return self._segment_counts @ self.means
 
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
@@ -485,10 +487,11 @@ class BernoulliEnv:
             raise ValueError(
                 f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
             )
-        total, t = 0, start
+        n_segments, width = self.means.shape[0], self.switch_every
+        total, t = 0, int(start)
         while t < stop:
-            end = min(stop, (t // self.switch_every + 1) * self.switch_every)
-            total += rng.binomial(end - t, self.means[self.segment(t), arm])
+            end = min(stop, (t // width + 1) * width)
+            total += rng.binomial(end - t, self._means[(t // width) % n_segments][arm])
             t = end
         return float(total)
 
@@ -607,7 +610,10 @@ def regret(actions: np.ndarray, losses: np.ndarray) -> float:
 
 def pseudo_regret(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> float:
     """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in expectation."""
-    return float(regret_curve(env, actions)[-1])
+    actions = np.asarray(actions)
+    if actions.shape != (env.horizon,):
+        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    return float(env.mean_loss(np.arange(env.horizon), actions).sum() - env.mean_totals().min())
 
 
 def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.ndarray:

@@ -61,6 +61,7 @@ __all__ = [
     "default_batch_size",
     "laplace_noise",
     "two_batch_audit",
+    "two_batch_output_distribution",
 ]
 
 NoiseFn = Callable[[np.random.Generator, float], float]
@@ -301,14 +302,24 @@ class AuditResult:
     n_pairs: int
 
 
-def _output_intervals(losses: np.ndarray, epsilon: float, noise_multiplier: float, bound: float) -> dict:
-    """Probability of each action sequence of the 2-batch game, integrating the batch-1 noise exactly.
+def two_batch_output_distribution(
+    losses: np.ndarray, epsilon: float, noise_multiplier: float = 1.0, bound: float = 40.0
+) -> dict[tuple[int, ...], float]:
+    """Exact distribution of the action sequence of the batched conversion on a 2-batch game.
 
-    The noise of batch 1 is ``u * scale`` with ``u ~ Laplace(0, 1)``; the actions are a deterministic,
-    piecewise-constant function of ``u`` (batch 2's noise is released after the last action).  The
-    breakpoints are located by bisection through the real code path, and each piece contributes its
-    exact Laplace mass (CDF difference); outside ``[-bound, bound]`` the output is taken as constant.
+    ``losses`` is a ``(T, K)`` matrix in [0, 1] with even ``T``; the batch size is ``T // 2`` and the
+    base is ``FollowTheLeader(K)`` (deterministic, prior 1/2), so the only randomness is the batch-1
+    noise ``u * scale`` with ``u ~ Laplace(0, 1)`` (batch 2's noise is released after the last action).
+    The actions are a piecewise-constant function of ``u``: its breakpoints are located by bisection
+    (to ~1e-15) through the real code path on a grid of spacing 1 over ``[-bound, bound]``, and each
+    piece gets its exact Laplace mass (CDF difference).  Returns ``{action sequence: probability}``.
     """
+    losses = np.asarray(losses, dtype=float)
+    if losses.ndim != 2 or losses.shape[0] < 2 or losses.shape[0] % 2:
+        raise ValueError(f"losses must be a (T, K) matrix with even T >= 2, got shape {losses.shape}")
+    epsilon = check_positive("epsilon", epsilon)
+    noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
+    bound = check_positive("bound", bound)
     horizon, n_arms = losses.shape
     env, rng = LossMatrixEnv(losses), np.random.default_rng(0)  # nothing random is drawn from rng
 
@@ -323,7 +334,7 @@ def _output_intervals(losses: np.ndarray, epsilon: float, noise_multiplier: floa
         )
         return tuple(learner.run(env, rng).tolist())
 
-    grid = np.linspace(-bound, bound, 81)
+    grid = np.linspace(-bound, bound, 2 * math.ceil(bound) + 1)
     outputs = [actions_given(float(u)) for u in grid]
     cuts = [-np.inf]
     pieces = [outputs[0]]
@@ -376,9 +387,8 @@ def two_batch_audit(
         raise ValueError(
             f"{len(sequences)} loss sequences is too many for an exact audit; use fewer values/arms"
         )
-    bound = 40.0  # Laplace(0, 1) mass beyond |u| = 40 is e^-40 ~ 4e-18
-    probs = {
-        seq: _output_intervals(np.array([rows[i] for i in seq]), epsilon, noise_multiplier, bound)
+    probs = {  # the default bound 40 leaves out Laplace(0, 1) mass e^-40 ~ 4e-18 per tail
+        seq: two_batch_output_distribution(np.array([rows[i] for i in seq]), epsilon, noise_multiplier)
         for seq in sequences
     }
     worst, worst_pair, worst_out, n_pairs = 0.0, None, None, 0
@@ -389,11 +399,8 @@ def two_batch_audit(
                 n_pairs += 1
                 p, q = probs[seq], probs[neighbour]
                 for out in set(p) | set(q):
-                    ratio = (
-                        abs(math.log(p.get(out, 0.0)) - math.log(q.get(out, 0.0)))
-                        if out in p and out in q
-                        else math.inf
-                    )
+                    both = out in p and out in q
+                    ratio = abs(math.log(p[out]) - math.log(q[out])) if both else math.inf
                     if worst_pair is None or ratio > worst:
                         worst, worst_out = ratio, out
                         worst_pair = (
