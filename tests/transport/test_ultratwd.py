@@ -157,6 +157,8 @@ def test_from_linkage_rejects_inversions_and_bad_shapes():
         UltrametricTree.from_linkage(Z)
     with pytest.raises(ValueError, match=r"\(n - 1, 4\)"):
         UltrametricTree.from_linkage(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="valid SciPy linkage"):
+        UltrametricTree.from_linkage(np.array([[0.0, 5.0, 1.0, 2.0]]))
 
 
 def test_from_ultrametric_rejects_non_ultrametric():
@@ -184,6 +186,8 @@ def test_bad_ultrametric_tree_is_rejected():
         UltrametricTree(np.array([3, 3, 3, 4, -1]), np.array([0, 0, 0, 2.0, 1.0]), 3)
     with pytest.raises(ValueError, match="cannot have children"):
         UltrametricTree(np.array([2, 0, -1]), np.array([0.0, 0.0, 1.0]), 2)
+    with pytest.raises(ValueError, match="integer"):
+        UltrametricTree(np.array([2.0, 2.0, -1.0]), np.array([0.0, 0.0, 1.0]), 2)
 
 
 # ----------------------------------------------------------------------------- the three fits
@@ -342,7 +346,8 @@ def test_estimator_api():
     assert model.fit(D) is model and model.n_support_ == 10
     assert set(model.fit_error_) == {"max", "rel_fro"}
     a, b = np.eye(10)[0], np.eye(10)[1]
-    assert model.distance(a, b) == ultratwd(a, b, model.tree_) == pytest.approx(model.tree_.leaf_distances()[0, 1])
+    expected = model.tree_.leaf_distances()[0, 1]
+    assert model.distance(a, b) == ultratwd(a, b, model.tree_) == pytest.approx(expected)
     with pytest.raises(ValueError, match="10 leaves"):
         tree_fit_error(model.tree_, euclidean(5, 0))
 
@@ -352,7 +357,8 @@ def test_estimator_api():
 
 def test_linkage_baselines_match_scipy():
     D = euclidean(14, 11)
-    np.testing.assert_allclose(single_linkage_tree(D).leaf_distances(), subdominant_ultrametric(D), atol=1e-12)
+    single = single_linkage_tree(D).leaf_distances()
+    np.testing.assert_allclose(single, subdominant_ultrametric(D), atol=1e-12)
     upgma = squareform(cophenet(linkage(squareform(D, checks=False), "average")))
     np.testing.assert_allclose(average_linkage_tree(D).leaf_distances(), upgma, atol=1e-12)
 
@@ -411,7 +417,8 @@ def test_hierarchical_cloud_and_documents_are_seeded():
     docs = sparse_documents(cloud, 20, words=(5, 8), seed=1)
     np.testing.assert_allclose(docs.histograms.sum(axis=1), 1.0)
     assert np.all((docs.histograms > 0).sum(axis=1) <= 8) and set(docs.labels) <= {0, 1, 2}
-    np.testing.assert_array_equal(docs.histograms, sparse_documents(cloud, 20, words=(5, 8), seed=1).histograms)
+    again_docs = sparse_documents(cloud, 20, words=(5, 8), seed=1)
+    np.testing.assert_array_equal(docs.histograms, again_docs.histograms)
     with pytest.raises(ValueError, match="words"):
         sparse_documents(cloud, 5, words=(0, 3))
     with pytest.raises(ValueError, match="same length"):

@@ -103,7 +103,8 @@ def sparse_documents(
         in_topic = np.flatnonzero(topic == t)
         in_sub = in_topic[sub[in_topic] == sub[rng.choice(in_topic)]]
         k = int(rng.integers(words[0], words[1] + 1))
-        n_other = int(round(k * rng.uniform(0.1, 0.45))) if n_topics > 1 and rng.random() < second_topic_prob else 0
+        mixed = n_topics > 1 and rng.random() < second_topic_prob
+        n_other = int(round(k * rng.uniform(0.1, 0.45))) if mixed else 0
         pool_main = np.where(rng.random(k - n_other) < focus, 1, 0)
         chosen = [rng.choice(in_sub) if f else rng.choice(in_topic) for f in pool_main]
         if n_other:
@@ -125,7 +126,7 @@ def digit_histograms(
     """
     n_train, n_test = _check_positive_int("n_train", n_train), _check_positive_int("n_test", n_test)
     if n_train % 10 or n_test % 10:
-        raise ValueError(f"n_train and n_test must be multiples of 10 (balanced classes), got {n_train}, {n_test}")
+        raise ValueError(f"n_train and n_test must be multiples of 10 (balanced), got {n_train}, {n_test}")
     X, y = datasets.load_digits(return_X_y=True)
     rng = as_generator(seed)
     train, test = [], []

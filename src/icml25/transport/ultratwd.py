@@ -31,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 from scipy import sparse
-from scipy.cluster.hierarchy import cophenet, linkage
+from scipy.cluster.hierarchy import cophenet, is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from icml25.transport.tree_wasserstein import subtree_masses, tree_wasserstein, tree_wasserstein_pairwise
@@ -74,8 +74,8 @@ def is_ultrametric(U: np.ndarray, atol: float = 1e-9) -> bool:
 def subdominant_ultrametric(D: np.ndarray) -> np.ndarray:
     """The largest ultrametric below ``D``: minimax path distances in a minimum spanning tree.
 
-    ``MST(D)_ij`` is the largest edge on the MST path from ``i`` to ``j`` (paper Sec. 4.1),
-    computed as the cophenetic distances of single linkage in ``O(n^2)``.
+    ``MST(D)_ij`` is the largest edge on the MST path from ``i`` to ``j``, computed as the
+    cophenetic distances of single linkage in ``O(n^2)``.
     """
     D = check_cost_matrix(D)
     if D.shape[0] < 2:
@@ -104,8 +104,7 @@ class WeightedTree:
         weight[parent < 0] = 0.0
         if not np.all(np.isfinite(weight)) or np.any(weight < 0):
             raise ValueError("edge weights must be finite and non-negative")
-        # subtree_masses validates the structure (one root, no cycle) while counting leaves per node.
-        self.leaf_count = subtree_masses(parent, np.arange(parent.size) < n_leaves).astype(int)
+        subtree_masses(parent, np.zeros(parent.size))  # validates the structure: one root, no cycle
         self.parent = parent.astype(np.intp)
         self.edge_weight = weight
         self.n_leaves = int(n_leaves)
@@ -172,10 +171,11 @@ class UltrametricTree(WeightedTree):
     """
 
     def __init__(self, parent: np.ndarray, height: np.ndarray, n_leaves: int) -> None:
-        parent = np.asarray(parent)
+        super().__init__(parent, np.zeros(np.shape(parent)), n_leaves)  # validates parent, n_leaves
+        parent = self.parent
         height = np.asarray(height, dtype=float)
-        if height.shape != parent.shape:
-            raise ValueError(f"height must have the shape of parent {parent.shape}, got {height.shape}")
+        if height.shape != parent.shape or not np.all(np.isfinite(height)):
+            raise ValueError(f"height must be finite, shaped like parent {parent.shape}; got {height.shape}")
         if np.any(height[:n_leaves] != 0):
             raise ValueError("leaves (the first n_leaves nodes) must have height 0")
         if np.any((parent >= 0) & (parent < n_leaves)):
@@ -183,7 +183,7 @@ class UltrametricTree(WeightedTree):
         weight = np.where(parent >= 0, height[np.maximum(parent, 0)] - height, 0.0)
         if np.any(weight < 0):
             raise ValueError("a node cannot be higher than its parent in an ultrametric tree")
-        super().__init__(parent, weight, n_leaves)
+        self.edge_weight = weight
         self.height = height
 
     @classmethod
@@ -196,7 +196,14 @@ class UltrametricTree(WeightedTree):
         Z = np.asarray(Z, dtype=float)
         if Z.ndim != 2 or Z.shape[1] != 4:
             raise ValueError(f"a linkage matrix has shape (n - 1, 4), got {Z.shape}")
+        if Z.shape[0] == 0:
+            return cls(np.array([-1]), np.zeros(1), 1)
         n = Z.shape[0] + 1
+        ids = Z[:, :2]
+        formed_before = ids < (n + np.arange(n - 1))[:, None]
+        if (not is_valid_linkage(Z) or np.any(Z[:, 2] < 0) or not np.all(formed_before)
+                or np.unique(ids).size != ids.size):
+            raise ValueError("Z is not a valid SciPy linkage matrix (see scipy.cluster.hierarchy.linkage)")
         parent = np.full(2 * n - 1, -1)
         height = np.zeros(2 * n - 1)
         for r, (c1, c2, dist, _) in enumerate(Z):
@@ -221,7 +228,7 @@ class UltrametricTree(WeightedTree):
         if not is_ultrametric(U, atol=atol):
             raise ValueError("U is not an ultrametric (U_ij <= max(U_ik, U_kj) fails)")
         if U.shape[0] == 1:
-            return cls(np.array([-1]), np.zeros(1), 1)
+            return cls.from_linkage(np.zeros((0, 4)))
         return cls.from_linkage(linkage(squareform(U, checks=False), method="single"))
 
     def _bottom_up(self) -> np.ndarray:
@@ -264,7 +271,7 @@ class UltrametricTree(WeightedTree):
 
 
 # ---------------------------------------------------------------------------------------------
-# Fitting the ultrametric (paper Sec. 4: Algorithms 1-3)
+# Fitting the ultrametric (paper Algorithms 1-3)
 
 
 def _mst_routing(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -335,7 +342,7 @@ def _fit_mst(D: np.ndarray) -> np.ndarray:
 
 def _fit_ip(D: np.ndarray, n_iter: int) -> np.ndarray:
     if D.shape[0] > IP_WARN_N:
-        warnings.warn(f"UltraTWD-IP costs O(n^3) per sweep; n = {D.shape[0]} will be slow", stacklevel=3)
+        warnings.warn(f"UltraTWD-IP costs O(n^3) per sweep; n = {D.shape[0]} will be slow", stacklevel=4)
     M = D.copy()
     for t in range(1, n_iter + 1):
         M = D / (t + 1) + t / (t + 1) * M  # movement step
@@ -400,7 +407,7 @@ def fit_ultrametric(
     optimizer: Optimizer = "adam",
     init: Init = "mst",
 ) -> UltrametricTree:
-    """Fit an ultrametric tree to the cost matrix ``D`` (paper Sec. 4).
+    """Fit an ultrametric tree to the cost matrix ``D`` (UltraTWD-MST, -IP or -GD).
 
     ``method``:
       * ``"mst"`` -- UltraTWD-MST (Algorithm 1, Eq. 12): ``MST(D) + delta/2`` with
@@ -427,7 +434,7 @@ def _fit(
         raise TypeError(f"n_iter must be an int or None, got {type(n_iter).__name__}")
     if n_iter is not None and n_iter < 0:
         raise ValueError(f"n_iter must be >= 0, got {n_iter}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not np.isfinite(lr) or lr <= 0:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not lr > 0 or lr == np.inf:
         raise ValueError(f"lr must be a positive number, got {lr!r}")
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
@@ -446,7 +453,7 @@ def _fit(
 
 
 # ---------------------------------------------------------------------------------------------
-# Tree-Wasserstein distances on a fitted tree (paper Eq. 3), via icml25.transport.tree_wasserstein
+# Tree-Wasserstein distances on a fitted tree, via icml25.transport.tree_wasserstein
 
 
 def _check_histograms(name: str, x: np.ndarray, n: int, normalize: bool) -> np.ndarray:
@@ -520,7 +527,7 @@ class UltraTWD:
     Parameters are those of :func:`fit_ultrametric`.  After :meth:`fit`, ``tree_`` is the
     :class:`UltrametricTree`, ``n_support_`` the number of support points,
     ``fit_error_`` the fit of the tree metric to ``D`` (``{"max": ||D_T - D||_inf,
-    "rel_fro": ||D_T - D||_F / ||D||_F}``, the objectives of paper Eq. 8-9) and
+    "rel_fro": ||D_T - D||_F / ||D||_F}``, the max-norm and Frobenius objectives) and
     ``loss_history_`` the best loss so far per GD iteration (empty for ``mst`` / ``ip``).
     """
 
