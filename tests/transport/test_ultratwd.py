@@ -320,7 +320,7 @@ def test_tiny_supports():
     (np.array([np.nan, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0, 0.0]), "finite"),
     (np.zeros(4), np.array([1.0, 0.0, 0.0, 0.0]), "positive total mass"),
     (np.array([1.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0, 0.0]), "same total mass"),
-    (np.ones((2, 4)) / 4, np.ones((3, 4)) / 4, "number of rows|broadcast"),
+    (np.ones((2, 4)) / 4, np.ones((3, 4)) / 4, "number of rows"),
 ])
 def test_bad_histograms_are_rejected(a, b, match):
     tree = fit_ultrametric(euclidean(4, 0), "mst")

@@ -496,9 +496,9 @@ def ultratwd(
     _check_masses(a, b)
     if a.ndim == 1 and b.ndim == 1:
         return tree_wasserstein(tree.pad(a)[:, 0], tree.pad(b)[:, 0], tree.parent, tree.edge_weight)
-    a, b = np.broadcast_arrays(np.atleast_2d(a), np.atleast_2d(b))
-    if a.shape != b.shape:
+    if a.ndim == b.ndim == 2 and a.shape[0] != b.shape[0]:
         raise ValueError(f"a and b must have the same number of rows, got {a.shape[0]} and {b.shape[0]}")
+    a, b = np.broadcast_arrays(np.atleast_2d(a), np.atleast_2d(b))
     flow = subtree_masses(tree.parent, tree.pad(a) - tree.pad(b))
     return tree.edge_weight @ np.abs(flow)
 
