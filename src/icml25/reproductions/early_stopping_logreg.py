@@ -1,0 +1,467 @@
+"""Reproduction of Wu, Bartlett, Telgarsky & Yu (ICML 2025): early-stopped GD vs GD at convergence.
+
+Data: the paper's Figure 1 model (``x ~ N(0, diag(i^-2))``, ``P(y=1|x) = sigmoid(<x, w*>)``,
+``w* = 1`` on the first ``k`` coordinates), ``d = 2n``.  All population quantities (logistic
+risk, zero-one risk, calibration error) are exact (quadrature), so no test set is needed.
+For each seed and each ``n`` we run GD from zero to ``eta t = 1e5`` with checkpoints and compare
+
+1. the oracle early stop (checkpoint of smallest population logistic risk) with the end of the
+   path and with the max-margin limit ``c * u`` (GD at convergence);
+2. the excess zero-one error of early-stopped GD with the max-margin classifier at every ``n``;
+3. the GD path with the ridge path at ``lambda = 1 / (eta t)``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.learning_theory.early_stopping_logreg import (  # noqa: E402
+    EarlyStoppedLogisticGD,
+    GaussianLogisticModel,
+    max_margin_direction,
+    ridge_logistic_path,
+)
+
+RAY_TEXT = "max-margin limit c*u: excess logistic risk increases over c in {1,10,100} x ||w_ES||/||u||"
+RATIO_TEXT = "GD path ~ ridge path (lambda = 1/(eta t)): norm ratio ||w_t||/||w_lambda|| in [0.7, 1.4]"
+
+PAPER = Paper(
+    id="early_stopping_logreg",
+    title="Benefits of Early Stopping in Gradient Descent for Overparameterized Logistic Regression",
+    seed="000_2b600ba1808e0b5e.txt",
+    abstract=19,
+    module="icml25.learning_theory.early_stopping_logreg",
+    anchors=("scikit-learn",),
+    default_seeds=(0, 1, 2, 3, 4),
+    known_misses=(RAY_TEXT, RATIO_TEXT),
+)
+
+RAY_SCALES = np.array([1.0, 10.0, 100.0])
+
+
+def _excess_curves(model: GaussianLogisticModel, path: np.ndarray) -> dict[str, np.ndarray]:
+    bayes = model.bayes_risks()
+    return {
+        "logistic": model.logistic_risk(path) - bayes["logistic"],
+        "zero_one": model.zero_one_risk(path) - bayes["zero_one"],
+        "calibration": model.calibration_error(path),
+    }
+
+
+def _one_instance(seed: int, n: int, k: int, max_eta_t: float, n_checkpoints: int, main: bool) -> dict:
+    """GD path, oracle stop, max-margin and interpolator for one (seed, n); ridge/validation if ``main``."""
+    model = GaussianLogisticModel.power_law(d=2 * n, n_signal=k, seed=np.random.default_rng([seed, n]))
+    X, y = model.sample(n)
+    bayes = model.bayes_risks()
+    excess_zero = float(np.log(2.0) - bayes["logistic"])
+
+    gd = EarlyStoppedLogisticGD(stop="none", max_eta_t=max_eta_t, n_checkpoints=n_checkpoints).fit(X, y)
+    curves = _excess_curves(model, gd.path_)
+    es = int(np.argmin(curves["logistic"]))
+    decade = int(np.argmin(np.abs(np.log(gd.eta_t_ / (max_eta_t / 10.0)))))
+    u = max_margin_direction(X, y)
+    interp = np.linalg.lstsq(X, y, rcond=None)[0]
+    out = {
+        "n": n,
+        "d": 2 * n,
+        "step_size": gd.step_size_,
+        "excess_of_zero": excess_zero,
+        "oracle_eta_t": float(gd.eta_t_[es]),
+        "es_excess_logistic": float(curves["logistic"][es]),
+        "end_excess_logistic": float(curves["logistic"][-1]),
+        "decade_excess_logistic": float(curves["logistic"][decade]),
+        "es_calibration": float(curves["calibration"][es]),
+        "end_calibration": float(curves["calibration"][-1]),
+        "es_excess_zero_one": float(curves["zero_one"][es]),
+        "end_excess_zero_one": float(curves["zero_one"][-1]),
+        "max_margin_excess_zero_one": float(model.zero_one_risk(u) - bayes["zero_one"]),
+        "min_norm_interpolator_excess_zero_one": float(model.zero_one_risk(interp) - bayes["zero_one"]),
+    }
+    if not main:
+        return out
+
+    norm_u = float(np.linalg.norm(u))
+    for name, w in (("es", gd.path_[es]), ("end", gd.path_[-1])):
+        rays = RAY_SCALES[:, None] * (np.linalg.norm(w) / norm_u) * u
+        out[f"ray_from_{name}_excess_logistic"] = (model.logistic_risk(rays) - bayes["logistic"]).tolist()
+    ray_norms = np.geomspace(np.linalg.norm(gd.path_[es]), 10.0 * np.linalg.norm(gd.path_[-1]), 30)
+    out["ray_norms"] = ray_norms.tolist()
+    out["ray_excess_logistic"] = (
+        model.logistic_risk(ray_norms[:, None] * u / norm_u) - bayes["logistic"]
+    ).tolist()
+    out["path_norms"] = np.linalg.norm(gd.path_, axis=1).tolist()
+    out["eta_t"] = gd.eta_t_.tolist()
+    out.update({f"path_excess_{key}": value.tolist() for key, value in curves.items()})
+
+    window = (gd.eta_t_ >= 1.0) & (gd.eta_t_ <= 1e3)
+    ridge = ridge_logistic_path(X, y, 1.0 / gd.eta_t_[window])
+    out["ridge_eta_t"] = gd.eta_t_[window].tolist()
+    out.update(_compare_paths(gd.path_[window], ridge))
+    out["ridge_excess_logistic"] = (model.logistic_risk(ridge) - bayes["logistic"]).tolist()
+
+    # The same comparison with a 4x smaller step (closer to gradient flow): explains the norm-ratio miss.
+    small = EarlyStoppedLogisticGD(
+        step_size=gd.step_size_ / 4, stop="budget", budget=1e3, min_eta_t=1.0, n_checkpoints=n_checkpoints
+    ).fit(X, y)
+    small_ridge = ridge_logistic_path(X, y, 1.0 / small.eta_t_)
+    out["small_step_eta_t"] = small.eta_t_.tolist()
+    out.update({f"small_step_{key}": v for key, v in _compare_paths(small.path_, small_ridge).items()})
+
+    val = EarlyStoppedLogisticGD(
+        stop="validation", max_eta_t=max_eta_t, n_checkpoints=n_checkpoints, random_state=seed
+    ).fit(X, y)
+    out["validation_stop_eta_t"] = float(val.eta_t_[val.stop_index_])
+    out["validation_stop_excess_logistic"] = float(model.logistic_risk(val.coef_) - bayes["logistic"])
+    out["validation_stop_excess_zero_one"] = float(model.zero_one_risk(val.coef_) - bayes["zero_one"])
+    out["_model"], out["_data"], out["_path"] = model, (X, y), gd.path_
+    return out
+
+
+def _compare_paths(gd_path: np.ndarray, ridge: np.ndarray) -> dict[str, list[float]]:
+    norm_gd = np.linalg.norm(gd_path, axis=1)
+    norm_ridge = np.linalg.norm(ridge, axis=1)
+    return {
+        "ridge_cosine": ((gd_path * ridge).sum(axis=1) / (norm_gd * norm_ridge)).tolist(),
+        "ridge_norm_ratio": (norm_gd / norm_ridge).tolist(),
+    }
+
+
+def _timing_ratio(main: dict, max_eta_t: float, n_checkpoints: int, repeats: int = 3) -> dict[str, float]:
+    """Median time of the three population risks on the path over the median time of the GD fit."""
+    model, (X, y), path = main["_model"], main["_data"], main["_path"]
+    fit_times, eval_times = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        EarlyStoppedLogisticGD(stop="none", max_eta_t=max_eta_t, n_checkpoints=n_checkpoints).fit(X, y)
+        fit_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        _excess_curves(model, path)
+        eval_times.append(time.perf_counter() - start)
+    fit, evaluation = float(np.median(fit_times)), float(np.median(eval_times))
+    return {
+        "gd_fit_seconds": fit,
+        "path_eval_seconds": evaluation,
+        "eval_over_fit_time_ratio": evaluation / fit,
+    }
+
+
+def _monotone(values: list[float]) -> bool:
+    return bool(np.all(np.diff(values) > 0))
+
+
+def reproduce(run: Run) -> Result:
+    n_list = run.pick(smoke=(15, 30), quick=(125, 250), full=(125, 250, 500, 1000))
+    k = run.pick(smoke=5, quick=25, full=100)
+    max_eta_t = run.pick(smoke=1e3, quick=1e5, full=1e5)
+    n_checkpoints = run.pick(smoke=20, quick=60, full=60)
+    n_main = max(n_list)
+
+    per_seed: dict[int, dict[int, dict]] = {}
+    timing: dict[str, float] = {}
+    total = len(run.seeds) * len(n_list)
+    for i, seed in enumerate(run.seeds):
+        per_seed[seed] = {}
+        for j, n in enumerate(n_list):
+            per_seed[seed][n] = _one_instance(seed, n, k, max_eta_t, n_checkpoints, main=n == n_main)
+            run.progress((i * len(n_list) + j + 1) / total, f"seed {seed}, n = {n}")
+        if i == 0:
+            timing = _timing_ratio(per_seed[seed][n_main], max_eta_t, n_checkpoints)
+    mains = [per_seed[s][n_main] for s in run.seeds]
+
+    # Claim 1: calibration / consistency of early stopping versus the end of the path.
+    es_ratio = np.array([m["es_excess_logistic"] / m["excess_of_zero"] for m in mains])
+    end_ratio = np.array([m["end_excess_logistic"] / m["excess_of_zero"] for m in mains])
+    end_over_min = np.array([m["end_excess_logistic"] / m["es_excess_logistic"] for m in mains])
+    rising = [m["end_excess_logistic"] > m["decade_excess_logistic"] for m in mains]
+    ce_ratio = np.array([m["es_calibration"] / m["end_calibration"] for m in mains])
+    ray_es = [_monotone(m["ray_from_es_excess_logistic"]) for m in mains]
+    ray_end = [_monotone(m["ray_from_end_excess_logistic"]) for m in mains]
+
+    # Claim 2: excess zero-one error, early stopped versus max-margin, at every n.
+    es01 = [float(np.mean([per_seed[s][n]["es_excess_zero_one"] for s in run.seeds])) for n in n_list]
+    mm01 = [float(np.mean([per_seed[s][n]["max_margin_excess_zero_one"] for s in run.seeds])) for n in n_list]
+    mn01 = [
+        float(np.mean([per_seed[s][n]["min_norm_interpolator_excess_zero_one"] for s in run.seeds]))
+        for n in n_list
+    ]
+
+    # Claim 3: GD path versus ridge path on eta t in [1, 1e3].
+    cos_min = float(min(min(m["ridge_cosine"]) for m in mains))
+    ratio_lo = float(min(min(m["ridge_norm_ratio"]) for m in mains))
+    ratio_hi = float(max(max(m["ridge_norm_ratio"]) for m in mains))
+    small_lo = float(min(min(m["small_step_ridge_norm_ratio"]) for m in mains))
+    small_hi = float(max(max(m["small_step_ridge_norm_ratio"]) for m in mains))
+    small_cos = float(min(min(m["small_step_ridge_cosine"]) for m in mains))
+    late = [
+        r for m in mains for e, r in zip(m["ridge_eta_t"], m["ridge_norm_ratio"], strict=False) if e >= 10.0
+    ]
+
+    # Ratio claims are judged on the mean over seeds (the brief gives no per-seed rule), with every
+    # seed's value in the metrics; shape claims (rising, monotone) must hold on every seed.
+    # Quick scale: worst seed 0.26 for the first claim, the others below 0.14.
+    claims = [
+        Claim(
+            text="early-stopped GD (oracle stop) has small excess logistic risk; GD at eta*t = max does not",
+            paper="L(w_ES) - L(w*) <= 0.25 x (L(0) - L(w*)) (ours: mean ratio over seeds; baseline: the "
+            "same ratio at the end of the path)",
+            measured=float(es_ratio.mean()),
+            baseline=float(end_ratio.mean()),
+            holds=bool(es_ratio.mean() <= 0.25),
+        ),
+        Claim(
+            text=f"GD run to eta*t = {max_eta_t:g} overfits: excess risk >= 3x the path minimum, rising",
+            paper=">= 3x the minimum (ours: mean ratio) and higher than at eta*t = max/10 (baseline: number "
+            "of seeds rising over the last decade, all needed)",
+            measured=float(end_over_min.mean()),
+            baseline=int(sum(rising)),
+            holds=bool(end_over_min.mean() >= 3.0 and all(rising)),
+        ),
+        # Known miss.  The excess risk along the ray c*u is U-shaped, not increasing, from the
+        # early-stopped norm: at c = ||w_ES||/||u|| the max-margin direction is under-scaled and its
+        # risk (quick, mean over seeds, ~0.13) is above that at 10x (~0.10); it rises from there
+        # on (0.44-0.80 at 100x) and diverges.  The claim of the paper (divergence of asymptotic GD) is
+        # checked by the next claim from the scale GD actually reaches at the end of its path.
+        Claim(
+            text=RAY_TEXT,
+            paper="monotone increasing, every seed (ours: share of seeds)",
+            measured=float(np.mean(ray_es)),
+            baseline=None,
+            holds=bool(all(ray_es)),
+        ),
+        Claim(
+            text="max-margin limit c*u beyond GD's end-of-path norm: excess risk increases over "
+            "c in {1,10,100} x ||w_end||/||u|| (asymptotic GD diverges)",
+            paper="excess logistic risk of GD at convergence -> infinity (ours: share of seeds monotone; "
+            "baseline: mean excess at 100x)",
+            measured=float(np.mean(ray_end)),
+            baseline=float(np.mean([m["ray_from_end_excess_logistic"][-1] for m in mains])),
+            holds=bool(all(ray_end)),
+        ),
+        Claim(
+            text="early-stopped GD is calibrated: calibration error at the oracle stop <= 0.5 x at the end",
+            paper="CE(w_ES) <= 0.5 x CE(w at eta*t = max) (ours/baseline: mean CE over seeds)",
+            measured=float(np.mean([m["es_calibration"] for m in mains])),
+            baseline=float(np.mean([m["end_calibration"] for m in mains])),
+            holds=bool(
+                np.mean([m["es_calibration"] for m in mains])
+                <= 0.5 * np.mean([m["end_calibration"] for m in mains])
+            ),
+        ),
+        Claim(
+            text=f"excess 0-1 error: early-stopped GD < max-margin at every n in {list(n_list)} (d = 2n), "
+            "decreasing in n",
+            paper="ES excess 0-1 < max-margin's at every n (mean of seeds) and decreasing with n",
+            measured=es01,
+            baseline=mm01,
+            holds=bool(all(a < b for a, b in zip(es01, mm01, strict=False)) and all(np.diff(es01) < 0)),
+        ),
+        Claim(
+            text="GD path ~ ridge path (lambda = 1/(eta t)): cosine >= 0.95 on eta*t in [1, 1e3]",
+            paper="cosine(w_t, w_lambda) >= 0.95 (ours: minimum over seeds and checkpoints)",
+            measured=cos_min,
+            baseline=None,
+            holds=cos_min >= 0.95,
+        ),
+        # Known miss, by a small margin and only at the first GD step.  With the default step
+        # eta = 2/lambda_max(X^T X/n), the first checkpoint with eta*t >= 1 is t = 1 (eta*t ~ 2),
+        # where one large GD step overshoots gradient flow: ratio ~1.46 (quick, all seeds); from
+        # eta*t >= 10 on it lies in ~[1.10, 1.35] (metric ridge_norm_ratio_from_eta_t_10), and with a
+        # 4x smaller step it stays within [0.7, 1.4] on the whole window (metric small_step_*).
+        Claim(
+            text=RATIO_TEXT,
+            paper="||w_t|| / ||w_lambda|| in [0.7, 1.4] for eta*t in [1, 1e3] (ours: [min, max] over "
+            "seeds and checkpoints; baseline: the same with a 4x smaller step)",
+            measured=[ratio_lo, ratio_hi],
+            baseline=[small_lo, small_hi],
+            holds=bool(ratio_lo >= 0.7 and ratio_hi <= 1.4),
+        ),
+        Claim(
+            text="exact population risks are cheap: L, E and CE on the whole path <= 0.2 x GD time",
+            paper="brief's performance target: path evaluation <= 0.2 x GD time (median of 3, seed 0)",
+            measured=timing["eval_over_fit_time_ratio"],
+            baseline=0.2,
+            holds=timing["eval_over_fit_time_ratio"] <= 0.2,
+        ),
+    ]
+
+    metrics = {
+        "n_list": list(n_list),
+        "n_main": n_main,
+        "d_main": 2 * n_main,
+        "n_signal": k,
+        "max_eta_t": max_eta_t,
+        "es_over_zero_excess_ratio": es_ratio.tolist(),
+        "end_over_zero_excess_ratio": end_ratio.tolist(),
+        "end_over_min_excess_ratio": end_over_min.tolist(),
+        "rising_over_last_decade": rising,
+        "calibration_ratio_es_over_end": ce_ratio.tolist(),
+        "ray_from_es_monotone": ray_es,
+        "ray_from_end_monotone": ray_end,
+        "es_excess_zero_one_by_n": es01,
+        "max_margin_excess_zero_one_by_n": mm01,
+        "min_norm_interpolator_excess_zero_one_by_n": mn01,
+        "ridge_cosine_min": cos_min,
+        "ridge_norm_ratio_range": [ratio_lo, ratio_hi],
+        "ridge_norm_ratio_from_eta_t_10": [float(min(late)), float(max(late))] if late else None,
+        "small_step_ridge_norm_ratio_range": [small_lo, small_hi],
+        "small_step_ridge_cosine_min": small_cos,
+        "validation_stop_over_zero_excess_ratio": [
+            m["validation_stop_excess_logistic"] / m["excess_of_zero"] for m in mains
+        ],
+        "validation_stop_excess_zero_one": [m["validation_stop_excess_zero_one"] for m in mains],
+        "timing_seconds": timing,
+        "per_seed": {
+            str(s): {
+                str(n): {key: v for key, v in r.items() if not key.startswith("_")} for n, r in rows.items()
+            }
+            for s, rows in per_seed.items()
+        },
+    }
+    figure = _figure(run, mains, n_list, es01, mm01, mn01)
+    return Result(metrics=metrics, claims=claims, figures=[figure])
+
+
+def _on_grid(grid: np.ndarray, xs: list, ys: list) -> np.ndarray:
+    """Interpolate each seed's curve (log x) on a common grid; rows are seeds."""
+    return np.array([np.interp(np.log(grid), np.log(x), y) for x, y in zip(xs, ys, strict=False)])
+
+
+def _band(ax, grid: np.ndarray, rows: np.ndarray, label: str, color: str) -> None:
+    ax.plot(grid, rows.mean(axis=0), color=color, label=label)
+    ax.fill_between(grid, rows.min(axis=0), rows.max(axis=0), color=color, alpha=0.2)
+
+
+def _figure(run: Run, mains: list[dict], n_list, es01, mm01, mn01) -> str:
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    lo = max(min(m["eta_t"][0] for m in mains), 1e-1)
+    grid = np.geomspace(max(m["eta_t"][0] for m in mains), min(m["eta_t"][-1] for m in mains), 80)
+    xs = [m["eta_t"] for m in mains]
+
+    ax = axes[0, 0]
+    _band(ax, grid, _on_grid(grid, xs, [m["path_excess_logistic"] for m in mains]), "GD path", "C0")
+    rgrid = np.geomspace(
+        max(m["ridge_eta_t"][0] for m in mains), min(m["ridge_eta_t"][-1] for m in mains), 40
+    )
+    ridge = _on_grid(rgrid, [m["ridge_eta_t"] for m in mains], [m["ridge_excess_logistic"] for m in mains])
+    _band(ax, rgrid, ridge, "ridge path, lambda = 1/(eta t)", "C2")
+    ax.axhline(np.mean([m["excess_of_zero"] for m in mains]), color="gray", ls=":", label="w = 0")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="eta * t",
+        ylabel="excess logistic risk",
+        xlim=(lo, None),
+        title="(a) excess logistic risk along the path",
+    )
+    ax.legend(fontsize=8)
+
+    ax = axes[0, 1]
+    _band(
+        ax, grid, _on_grid(grid, xs, [m["path_excess_calibration"] for m in mains]), "calibration error", "C3"
+    )
+    _band(ax, grid, _on_grid(grid, xs, [m["path_excess_zero_one"] for m in mains]), "excess 0-1 error", "C1")
+    ax.set(xscale="log", xlabel="eta * t", title="(b) calibration and 0-1 error along the path")
+    ax.legend(fontsize=8)
+
+    ax = axes[0, 2]
+    ax.plot(n_list, es01, "o-", label="early-stopped GD (oracle)")
+    ax.plot(n_list, mm01, "s-", label="max-margin (GD at convergence)")
+    ax.plot(n_list, mn01, "^--", label="min-norm interpolator")
+    ax.set(
+        xscale="log",
+        xlabel="n (d = 2n)",
+        ylabel="excess 0-1 error",
+        title="(c) early stopping vs interpolation",
+    )
+    ax.set_xticks(n_list, [str(n) for n in n_list])
+    ax.minorticks_off()
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 0]
+    for i, m in enumerate(mains):
+        ax.plot(
+            m["path_norms"],
+            m["path_excess_logistic"],
+            color="C0",
+            alpha=0.7,
+            label="GD path" if i == 0 else None,
+        )
+        ax.plot(
+            m["ray_norms"],
+            m["ray_excess_logistic"],
+            color="C3",
+            alpha=0.7,
+            label="max-margin ray c*u" if i == 0 else None,
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="||w||",
+        ylabel="excess logistic risk",
+        title="(d) GD vs its max-margin limit, by norm",
+    )
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 1]
+    cgrid = rgrid
+    _band(
+        ax,
+        cgrid,
+        _on_grid(cgrid, [m["ridge_eta_t"] for m in mains], [m["ridge_cosine"] for m in mains]),
+        "cosine, default step",
+        "C0",
+    )
+    _band(
+        ax,
+        cgrid,
+        _on_grid(cgrid, [m["ridge_eta_t"] for m in mains], [m["ridge_norm_ratio"] for m in mains]),
+        "norm ratio, default step",
+        "C1",
+    )
+    sgrid = np.geomspace(max(m["small_step_eta_t"][0] for m in mains), 1e3, 40)
+    _band(
+        ax,
+        sgrid,
+        _on_grid(
+            sgrid, [m["small_step_eta_t"] for m in mains], [m["small_step_ridge_norm_ratio"] for m in mains]
+        ),
+        "norm ratio, step / 4",
+        "C4",
+    )
+    for bound in (0.7, 1.4, 0.95):
+        ax.axhline(bound, color="gray", ls=":")
+    ax.set(xscale="log", xlabel="eta * t (lambda = 1 / (eta t))", title="(e) GD path vs ridge path")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 2]
+    rows = {
+        "oracle stop": [m["es_excess_logistic"] / m["excess_of_zero"] for m in mains],
+        "validation stop": [m["validation_stop_excess_logistic"] / m["excess_of_zero"] for m in mains],
+        "end of path": [m["end_excess_logistic"] / m["excess_of_zero"] for m in mains],
+    }
+    seeds = np.arange(len(mains))
+    for i, (label, values) in enumerate(rows.items()):
+        ax.bar(seeds + (i - 1) * 0.27, values, width=0.27, label=label)
+    ax.axhline(0.25, color="gray", ls=":", label="0.25 (brief's bar)")
+    ax.set(
+        yscale="log",
+        xlabel="seed",
+        ylabel="excess risk / (L(0) - L(w*))",
+        title="(f) stopping rules (validation: 20% held out)",
+    )
+    ax.set_xticks(seeds)
+    every = [v for values in rows.values() for v in values]
+    ax.set_ylim(0.5 * min(every), 30 * max(every))
+    ax.legend(fontsize=8, ncol=2, loc="upper left")
+    fig.suptitle(
+        f"Early-stopped GD, d = {mains[0]['d']}, n = {mains[0]['n']}, {len(mains)} seeds (band: min-max)"
+    )
+    fig.tight_layout()
+    return run.savefig(fig, "early_stopping")
