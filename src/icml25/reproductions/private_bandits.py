@@ -55,7 +55,7 @@ PAPER = Paper(
     module="icml25.bandits.private_bandits",
     anchors=("SMPyBandits", "OpenDP"),
     default_seeds=tuple(range(10)),
-    known_misses=(CLAIM_C1, CLAIM_C2),  # explained beside the claims in reproduce()
+    known_misses=(CLAIM_SUBLINEAR, CLAIM_C1, CLAIM_C2),  # explained beside the claims in reproduce()
 )
 
 K = 5
@@ -177,6 +177,11 @@ def reproduce(run: Run) -> Result:
     }
     metrics["seconds"]["claim2"] = time.perf_counter() - tick
     run.progress(4 / 8, "claim 2")
+    # Known miss (quick scale, default seeds): R_T/T falls 0.310 -> 0.184, a factor 1.68 < 1.8; the second
+    # condition (R_T/T(1e6) <= 0.2) holds.  A 200-run estimate gives 0.314 -> 0.174 (SE 0.008 each), a fall
+    # of 1.80 +- 0.1, so the brief's threshold sits at the expected value of this implementation (its
+    # pre-check, 0.28 -> 0.117, used 5 seeds).  Theory predicts a fall of 100^(1/4) = 3.2 asymptotically;
+    # the gap is the heavy tail of runs where Tsallis-INF on raw noisy losses locks onto a wrong arm.
     first, last = float(np.mean(rate[horizons[0]])), float(np.mean(rate[horizons[-1]]))
     claims.append(
         Claim(
@@ -271,7 +276,7 @@ def reproduce(run: Run) -> Result:
         )
 
     # ---------------------------------------------------------------- figure
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     ax = axes[0]
     labels = [f"eps={e}\nT={cells[e]['T']:,}" for e in cells]
     x = np.arange(len(cells))
@@ -298,11 +303,21 @@ def reproduce(run: Run) -> Result:
     ax.plot([per_round_t], [np.mean(per_round_rate)], "s", color="C3", label="per-round, eps = T^-1/2")
     ax.axhline(uniform_rate, color="gray", ls="--", label="uniform play")
     ax.set_xscale("log")
+    ax.set_ylim(0, None)
     ax.set_xlabel("T")
     ax.set_ylabel("R_T / T")
     ax.set_title("Claim 2: sublinear regret at eps = 1/sqrt(T)")
     ax.legend(fontsize=8)
     ax = axes[2]
+    eps_list = list(audits)
+    ax.plot(eps_list, eps_list, "k--", label="eps (the DP bound)")
+    ax.plot(eps_list, [audits[e].max_log_ratio for e in eps_list], "o", label="calibrated noise (ours)")
+    ax.plot([0.5], [control.max_log_ratio], "x", color="C3", ms=10, label="half the noise (control)")
+    ax.set_xlabel("eps")
+    ax.set_ylabel("max |log P(s|D) / P(s|D')|")
+    ax.set_title(f"Claim 3: exact audit, {audits[eps_list[0]].n_pairs} neighbouring pairs")
+    ax.legend(fontsize=8)
+    ax = axes[3]
     x = np.arange(len(experts))
     names = ("random_expert", "batched_experts_as_arms", "private_exp4", "exp4_nonprivate")
     for k, name in enumerate(names):
