@@ -44,7 +44,9 @@ def test_analytic_gaussian_solves_the_balle_wang_equation():
     assert analytic_gaussian_delta(sigma, 1.0) <= 1e-5
     assert analytic_gaussian_delta(sigma * (1 - 1e-9), 1.0) > 1e-5
     # scales linearly with the sensitivity; works for large epsilon without overflow
-    assert analytic_gaussian_sigma(0.3, 1e-6, 5.0) == pytest.approx(5 * analytic_gaussian_sigma(0.3, 1e-6), rel=1e-9)
+    assert analytic_gaussian_sigma(0.3, 1e-6, 5.0) == pytest.approx(
+        5 * analytic_gaussian_sigma(0.3, 1e-6), rel=1e-9
+    )
     assert 0 < analytic_gaussian_sigma(50.0, 1e-10) < 0.2
 
 
@@ -52,7 +54,9 @@ def test_analytic_gaussian_delta_matches_privacy_loss_tail():
     # delta(eps) = P(L > eps) - e^eps P(L' < -eps) with L ~ N(mu, 2 mu), mu = D^2 / (2 sigma^2)
     sigma, eps = 1.3, 0.8
     mu = 1 / (2 * sigma**2)
-    direct = stats.norm.sf(eps, mu, math.sqrt(2 * mu)) - math.exp(eps) * stats.norm.sf(eps, -mu, math.sqrt(2 * mu))
+    direct = stats.norm.sf(eps, mu, math.sqrt(2 * mu)) - math.exp(eps) * stats.norm.sf(
+        eps, -mu, math.sqrt(2 * mu)
+    )
     assert analytic_gaussian_delta(sigma, eps) == pytest.approx(direct, rel=1e-9)
 
 
@@ -69,9 +73,13 @@ def _poisson_delta_brute(eps, lam, shift):
     return max(np.maximum(0, p - math.exp(eps) * q).sum(), np.maximum(0, q - math.exp(eps) * p).sum())
 
 
-@pytest.mark.parametrize(("eps", "lam", "shift"), [(0.5, 3.0, 1), (1.0, 20.0, 1), (0.3, 50.0, 2), (2.0, 0.5, 1)])
+@pytest.mark.parametrize(
+    ("eps", "lam", "shift"), [(0.5, 3.0, 1), (1.0, 20.0, 1), (0.3, 50.0, 2), (2.0, 0.5, 1)]
+)
 def test_poisson_delta_matches_brute_force(eps, lam, shift):
-    assert poisson_delta(eps, lam, shift) == pytest.approx(_poisson_delta_brute(eps, lam, shift), rel=1e-9, abs=1e-15)
+    assert poisson_delta(eps, lam, shift) == pytest.approx(
+        _poisson_delta_brute(eps, lam, shift), rel=1e-9, abs=1e-15
+    )
 
 
 def test_poisson_delta_limits_and_monotonicity():

@@ -200,8 +200,11 @@ def _chi2_pvalue(samples, support, pmf):
 
 @pytest.mark.parametrize(
     ("d", "g_lo", "g", "g_hi"),
-    [(0, Fraction(1), Fraction(1, 2), Fraction(1, 4)), (-5, Fraction(1), Fraction(1, 3), Fraction(1, 4)),
-     (4, None, Fraction(1, 2), Fraction(1, 5))],
+    [
+        (0, Fraction(1), Fraction(1, 2), Fraction(1, 4)),
+        (-5, Fraction(1), Fraction(1, 3), Fraction(1, 4)),
+        (4, None, Fraction(1, 2), Fraction(1, 5)),
+    ],
 )
 def test_exact_discrete_laplace_bridge_matches_brute_force_posterior(d, g_lo, g, g_hi):
     w = np.arange(-150, 150 + abs(d))
@@ -231,7 +234,14 @@ def test_exact_samplers_marginals():
 
 def test_exp_bounds_are_rigorous():
     getcontext().prec = 60
-    for x in [Fraction(0), Fraction(1, 10**9), Fraction(1, 3), Fraction(7, 2), Fraction(123, 7), Fraction(40)]:
+    for x in [
+        Fraction(0),
+        Fraction(1, 10**9),
+        Fraction(1, 3),
+        Fraction(7, 2),
+        Fraction(123, 7),
+        Fraction(40),
+    ]:
         lo, hi = mr._exp_neg_fixed(x, 80)
         true = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp() * (Decimal(2) ** 80)
         assert Decimal(lo) <= true <= Decimal(hi)

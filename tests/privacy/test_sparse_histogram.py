@@ -81,7 +81,9 @@ def test_variant_b_zero_bin_counts_match_dense_brute_force():
     dense = np.zeros((reps, 3))
     for j in range(3):
         if j:
-            z = (s[j] / s[j - 1]) * z + math.sqrt(s[j] * (s[j - 1] - s[j]) / s[j - 1]) * rng.standard_normal(z.shape)
+            z = (s[j] / s[j - 1]) * z + math.sqrt(s[j] * (s[j - 1] - s[j]) / s[j - 1]) * rng.standard_normal(
+                z.shape
+            )
         dense[:, j] = (z > taus[j]).sum(axis=1)
     se = np.sqrt(lazy.var(axis=0) / reps + dense.var(axis=0) / reps)
     assert np.all(np.abs(lazy.mean(axis=0) - dense.mean(axis=0)) < 4 * se)
@@ -140,3 +142,16 @@ def test_bad_input():
     h.release(sigma=1.0, threshold=1.0)
     with pytest.raises(ValueError, match="decreasing"):
         h.release(sigma=1.0, threshold=1.0)
+
+
+def test_filter_cache_is_shared_and_clearable():
+    sh.clear_filter_cache()
+    a = SparseHistogramGradualRelease({3: 9}, domain_size=10**6, rng=0)
+    b = SparseHistogramGradualRelease({4: 1}, domain_size=10**12, rng=1)
+    for h in (a, b):
+        h.release(sigma=2.0, threshold=16.0)
+        h.release(sigma=1.0, threshold=8.0)
+    assert a.crossing_probabilities == b.crossing_probabilities
+    assert sh._filter_after.cache_info().hits >= 2
+    sh.clear_filter_cache()
+    assert sh._filter_after.cache_info().currsize == 0

@@ -408,40 +408,34 @@ class PoissonFamily(NoiseFamily):
 def _laplace_bridge(z_lo, z_hi, b_lo, b, b_hi, rng):
     """Vectorised float Laplace bridge (``b_lo = 0`` with ``z_lo = 0`` is the backward step).
 
-    With ``D = Z_hi - Z_lo`` (sampled for ``|D|`` and mirrored), ``q1 = (b_lo/b)^2``, ``q2 = (b/b_hi)^2``,
+    With ``D = Z_hi - Z_lo`` (sampled for ``a = |D|`` and mirrored), ``q1 = (b_lo/b)^2``, ``q2 = (b/b_hi)^2``,
     ``alpha = 1/b + 1/b_hi`` and ``beta = 1/b - 1/b_hi``, the five posterior components of ``W1 = Z - Z_lo``
-    have (up to the common factor ``exp(-|D|/b_hi)``) the weights
-    atom 0: ``q1 (1 - q2) / (2 b_hi)``; atom D: ``(1 - q1) q2 e^{-beta |D|} / (2 b)``; and, with
-    ``c = (1 - q1)(1 - q2) / (4 b b_hi)``, ``w < 0``: ``c / alpha``; ``0 <= w <= |D|``:
-    ``c (1 - e^{-beta |D|}) / beta``; ``w > |D|``: ``c e^{-beta |D|} / alpha``.
+    have (up to the common factor ``exp(-a/b_hi)``) the weights
+    atom 0: ``q1 (1 - q2) / (2 b_hi)``; atom D: ``(1 - q1) q2 e^{-beta a} / (2 b)``; and, with
+    ``c = (1 - q1)(1 - q2) / (4 b b_hi)``, ``w < 0``: ``c / alpha``; ``0 <= w <= a``:
+    ``c (1 - e^{-beta a}) / beta``; ``w > a``: ``c e^{-beta a} / alpha``.  One uniform picks the component;
+    the continuous parts are exponential (outer) and truncated exponential (middle).
     """
-    d = (z_hi - z_lo).ravel()
+    lo, hi = np.ravel(z_lo), np.ravel(z_hi)
+    d = hi - lo
     a = np.abs(d)
     q1, q2 = (b_lo / b) ** 2, (b / b_hi) ** 2
     alpha, beta = 1.0 / b + 1.0 / b_hi, 1.0 / b - 1.0 / b_hi
-    log_q1 = math.log(q1) if q1 > 0 else -math.inf
-    log_c = math.log1p(-q1) + math.log1p(-q2) - math.log(4.0 * b * b_hi)
-    logw = np.empty((a.size, 5))
-    logw[:, 0] = log_q1 + math.log1p(-q2) - math.log(2.0 * b_hi)
-    logw[:, 1] = math.log1p(-q1) + math.log(q2) - math.log(2.0 * b) - beta * a
-    logw[:, 2] = log_c - math.log(alpha)
-    with np.errstate(divide="ignore"):
-        logw[:, 3] = log_c + np.log(-np.expm1(-beta * a)) - math.log(beta)
-    logw[:, 4] = log_c - math.log(alpha) - beta * a
-    prob = np.exp(logw - logw.max(axis=1, keepdims=True))
-    cum = np.cumsum(prob, axis=1)
-    u = rng.random(a.size) * cum[:, -1]
-    component = np.minimum((u[:, None] >= cum[:, :-1]).sum(axis=1), 4)
-    e = rng.standard_exponential(a.size) / alpha
-    v = rng.random(a.size)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        middle = -np.log1p(v * np.expm1(-beta * a)) / beta
-    w = np.choose(component, [np.zeros_like(a), a, -e, np.where(a > 0, middle, 0.0), a + e])
-    lo, hi = np.ravel(z_lo), np.ravel(z_hi)
+    c = (1.0 - q1) * (1.0 - q2) / (4.0 * b * b_hi)
+    em = np.expm1(-beta * a)  # e^{-beta a} - 1
+    cum_atom0 = q1 * (1.0 - q2) / (2.0 * b_hi)
+    cum_atom_d = cum_atom0 + (1.0 - q1) * q2 / (2.0 * b) * (1.0 + em)
+    cum_left = cum_atom_d + c / alpha
+    cum_middle = cum_left - c * em / beta
+    total = cum_middle + c / alpha * (1.0 + em)
+    u = rng.random(a.size) * total
+    outer = rng.standard_exponential(a.size) / alpha
+    middle = -np.log1p(rng.random(a.size) * em) / beta
+    w = np.where(u < cum_left, -outer, np.where(u < cum_middle, middle, a + outer))
     z = lo + np.where(d < 0, -w, w)
     # the atoms copy a neighbour exactly (z_lo + (z_hi - z_lo) need not equal z_hi in floating point), so a
     # later bridge sees D == 0 exactly; D == 0 itself means both increments were atoms, so Z = Z_lo
-    z = np.where(component == 1, hi, np.where(component == 0, lo, z))
+    z = np.where(u < cum_atom0, lo, np.where(u < cum_atom_d, hi, z))
     if q1 > 0:
         z = np.where(d == 0, lo, z)
     return z.reshape(np.shape(z_lo))

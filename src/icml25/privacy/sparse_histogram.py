@@ -38,6 +38,7 @@ Float64 noise: not hardened against floating-point attacks.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
 from collections.abc import Mapping
@@ -50,7 +51,7 @@ from icml25.data._validate import as_generator
 from icml25.privacy.calibration import check_positive
 from icml25.privacy.multiple_release import GaussianFamily
 
-__all__ = ["SparseHistogramGradualRelease", "ZeroBinFilter"]
+__all__ = ["SparseHistogramGradualRelease", "ZeroBinFilter", "clear_filter_cache"]
 
 #: refuse a step that would materialise more zero bins than this (the threshold is far too low for the domain)
 MAX_NEW_BINS = 10_000_000
@@ -178,7 +179,7 @@ class SparseHistogramGradualRelease:
         self._x = np.array([v for _, v in items], dtype=np.float64)
         self._z = np.empty(0)
         self._key_set = set(self._keys.tolist())
-        self._filter = ZeroBinFilter()
+        self._history: tuple[tuple[float, float], ...] = ()
         self.sigmas: list[float] = []
         self.thresholds: list[float] = []
         self.crossing_probabilities: list[float] = []
@@ -203,14 +204,14 @@ class SparseHistogramGradualRelease:
             raise ValueError(f"gradual release needs decreasing sigma: got {sigma} after {self.sigmas[-1]}")
         s, rng = sigma**2, self._rng
         if self.variant == "B" and self.domain_size > self._keys.size:
-            zero_filter = copy.copy(self._filter)  # committed only if the step is accepted
-            p = zero_filter.step(s, threshold)
+            history = (*self._history, (s, threshold))
+            p = _filter_after(history)[1]  # the schedule is committed only if the step is accepted
             n_new = int(rng.binomial(self.domain_size - self._keys.size, min(p, 1.0)))
             if n_new > MAX_NEW_BINS:
                 raise ValueError(
                     f"threshold {threshold} would report about {n_new} zero bins (> {MAX_NEW_BINS}); raise it"
                 )
-            self._filter = zero_filter
+            self._history = history
             self.crossing_probabilities.append(p)
         else:
             n_new = 0
@@ -277,9 +278,26 @@ class SparseHistogramGradualRelease:
         raise RuntimeError("rejection sampling of crossing paths did not finish; thresholds are inconsistent")
 
 
+@functools.lru_cache(maxsize=512)
+def _filter_after(history: tuple[tuple[float, float], ...]) -> tuple[ZeroBinFilter, float]:
+    """The zero-bin filter after the steps ``history`` (``(variance, threshold)`` pairs) and the last ``p``.
+
+    Cached: the filter depends only on the schedule, not on the data or the domain size, so many histograms
+    released with the same schedule share it.  ``clear_filter_cache()`` empties the cache.
+    """
+    previous = _filter_after(history[:-1])[0] if len(history) > 1 else ZeroBinFilter()
+    advanced = copy.copy(previous)  # step() replaces the arrays, so the cached filter stays untouched
+    return advanced, advanced.step(*history[-1])
+
+
+def clear_filter_cache() -> None:
+    """Empty the cache of zero-bin filters (e.g. to time the whole computation)."""
+    _filter_after.cache_clear()
+
+
 def _simpson_weights(n: int, h: float) -> np.ndarray:
-    """Composite Simpson weights on ``n`` equally spaced points (index 0 = the top end); for even ``n`` the last
-    interval, at the far lower tail, uses the trapezoid rule."""
+    """Composite Simpson weights on ``n`` equally spaced points (index 0 = the top end); for even ``n`` the
+    last interval, at the far lower tail, uses the trapezoid rule."""
     m = n if n % 2 else n - 1
     w = np.zeros(n)
     w[:m] = 2.0
