@@ -13,6 +13,7 @@ from icml25.transport.ultratwd import (
     ultratwd,
     ultratwd_pairwise,
 )
+from icml25.transport.wilt import WLLabelingTree, distill, rmse_without_outliers
 
 __all__ = [
     "subtree_masses",
@@ -31,4 +32,7 @@ __all__ = [
     "tree_fit_error",
     "ultratwd",
     "ultratwd_pairwise",
+    "WLLabelingTree",
+    "distill",
+    "rmse_without_outliers",
 ]
