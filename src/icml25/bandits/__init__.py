@@ -21,18 +21,29 @@ from icml25.bandits.base import (
     run_experts,
     switching_means,
 )
+from icml25.bandits.private_bandits import (
+    BatchedExpertsAsArms,
+    BatchedPrivateBandit,
+    PerRoundLaplaceBandit,
+    PrivateEXP4,
+    two_batch_audit,
+)
 
 __all__ = [
     "EXP3",
     "EXP4",
     "UCB",
     "BanditAlgorithm",
+    "BatchedExpertsAsArms",
+    "BatchedPrivateBandit",
     "BernoulliEnv",
     "ExpertAdviceEnv",
     "ExpertAlgorithm",
     "FixedArm",
     "FollowTheLeader",
     "LossMatrixEnv",
+    "PerRoundLaplaceBandit",
+    "PrivateEXP4",
     "TsallisINF",
     "Uniform",
     "expert_regret",
@@ -42,4 +53,5 @@ __all__ = [
     "run_bandit",
     "run_experts",
     "switching_means",
+    "two_batch_audit",
 ]

@@ -1,5 +1,16 @@
 """Faster Rates for Private Adversarial Bandits (Asi, Raman & Talwar, ICML 2025, arXiv:2505.21790).
 
+Example
+-------
+>>> import numpy as np
+>>> from icml25.bandits import BernoulliEnv, TsallisINF, pseudo_regret
+>>> from icml25.bandits.private_bandits import BatchedPrivateBandit
+>>> env = BernoulliEnv([0.25, 0.75, 0.75, 0.75, 0.75], horizon=100_000)
+>>> learner = BatchedPrivateBandit(TsallisINF(5), horizon=100_000, epsilon=0.01)   # tau = 100
+>>> actions = learner.run(env, np.random.default_rng(0))
+>>> pseudo_regret(env, actions) / 100_000 < 0.4          # uniform play loses 0.4 per round
+True
+
 Central epsilon-differential privacy for adversarial bandits and bandits with expert advice:
 
 * ``BatchedPrivateBandit`` -- the paper's conversion of ANY bandit algorithm into an epsilon-DP one:
@@ -14,17 +25,6 @@ Central epsilon-differential privacy for adversarial bandits and bandits with ex
 The Laplace scale comes from ``icml25.privacy.calibration.laplace_scale`` (the package's one
 calibration helper).  Noise is drawn as floats (research use; not hardened against the
 floating-point attack of Mironov 2012); pass ``noise_fn`` to use an audited sampler instead.
-
-Example
--------
->>> import numpy as np
->>> from icml25.bandits import BernoulliEnv, TsallisINF, pseudo_regret
->>> from icml25.bandits.private_bandits import BatchedPrivateBandit
->>> env = BernoulliEnv([0.25, 0.75, 0.75, 0.75, 0.75], horizon=100_000)
->>> learner = BatchedPrivateBandit(TsallisINF(5), horizon=100_000, epsilon=0.01)   # tau = 100
->>> actions = learner.run(env, np.random.default_rng(0))
->>> pseudo_regret(env, actions) / 100_000 < 0.4          # uniform play loses 0.4 per round
-True
 """
 
 from __future__ import annotations
