@@ -61,8 +61,9 @@ P_MIN, VAR_TOL, Z_MAX = 1e-3, 0.03, 4.0
 
 
 class BasisRNG(np.random.Generator):
-    """Gives the k-th unit vector as the k-th standard-normal draw.  The Gaussian engine is linear in its draws,
-    so with ``x = 0`` in R^m each stored noise becomes its exact coefficient row and ``A A^T`` its covariance."""
+    """Gives the k-th unit vector as the k-th standard-normal draw.  The Gaussian engine is linear in its
+    draws, so with ``x = 0`` in R^m each stored noise becomes its exact coefficient row and ``A A^T`` its
+    covariance."""
 
     def __init__(self, dim: int) -> None:
         super().__init__(np.random.PCG64(0))
@@ -230,10 +231,11 @@ def _sparse_timing(nnz: int, repeats: int, seed: int) -> dict:
     sizes = {10**4: [], 10**12: []}
     for r in range(repeats):
         for d in (10**4, 10**12):
-            clear_filter_cache()  # time the whole computation, the zero-bin filter included
             start = time.perf_counter()
-            out = _sparse_run(counts, d, sigmas, taus, np.random.default_rng([seed, r, d % 997]))
-            times[d].append(time.perf_counter() - start)
+            for k in range(5):  # one timed unit = 5 independent runs, to smooth scheduler jitter
+                clear_filter_cache()  # time the whole computation, the zero-bin filter included
+                out = _sparse_run(counts, d, sigmas, taus, np.random.default_rng([seed, r, k, d % 997]))
+            times[d].append((time.perf_counter() - start) / 5)
             sizes[d].append([len(o) for o in out])
     return {
         "seconds": {str(d): v for d, v in times.items()},
@@ -267,7 +269,8 @@ def _sparse_counts(d: int, nnz: int, reps: int, seed: int) -> dict:
 
 def _release_speed(n: int, repeats: int) -> dict:
     """Median time of each kind of release of an n-vector relative to one plain NumPy draw of the same size
-    (the brief's performance target is <= 3x; recorded as a metric, not a claim: wall time on a shared box)."""
+    (the brief's performance target is <= 3x; recorded as a metric, not a claim: wall time on a shared
+    box)."""
     x = np.zeros(n)
     out = {}
     for name, family, plain in (
@@ -293,7 +296,7 @@ def reproduce(run: Run) -> Result:
     n = run.pick(smoke=1500, quick=20_000, full=200_000)  # repetitions per seed
     n_exact = run.pick(smoke=150, quick=1000, full=5000)  # repetitions per seed for the exact samplers
     d_util = run.pick(smoke=2000, quick=20_000, full=200_000)
-    nnz, time_reps = 1000, run.pick(smoke=3, quick=15, full=41)
+    nnz, time_reps = 1000, run.pick(smoke=3, quick=21, full=41)
     count_reps = run.pick(smoke=100, quick=2000, full=10_000)
     seeds = run.seeds
 
@@ -325,7 +328,14 @@ def reproduce(run: Run) -> Result:
     # Claim 1: every release has the single-release law for random request orders.
     for name, (_, _, params, kind) in families.items():
         ours, ref = _law_checks(noise[name], kind, params), _law_checks(single[name], kind, params)
-        metrics["laws"][name] = {"lossless": ours, "independent_single_releases": ref}
+        per_seed = [
+            min(_law_checks(block, kind, params)["pvalues"]) for block in np.split(noise[name], len(seeds))
+        ]
+        metrics["laws"][name] = {
+            "lossless": ours,
+            "independent_single_releases": ref,
+            "per_seed_min_p": per_seed,
+        }
         worst_var = max(abs(r - 1) for r in ours["var_ratios"])
         claims.append(
             Claim(
@@ -425,7 +435,7 @@ def reproduce(run: Run) -> Result:
     claims.append(
         Claim(
             text="gaussian: every subset of releases is exactly as private as its least noisy member",
-            paper="joint privacy loss (Mahalanobis shift) = single-release value to 1e-9; independent noise adds up",
+            paper="joint privacy loss (Mahalanobis shift) = single-release value to 1e-9 (independent: sum)",
             measured=audit["max_rel_error"],
             baseline={"independent_over_lossless_max": audit["independent_over_lossless_max"]},
             holds=bool(audit["max_rel_error"] < 1e-9),
@@ -448,16 +458,17 @@ def reproduce(run: Run) -> Result:
         metrics["utility"][f"{fam}_ratio_vs_split"] = vs_split.tolist()
         metrics["utility"][f"{fam}_ratio_vs_split_per_seed_max"] = [float(r.max()) for r in per_seed]
         if fam == "lap":
-            # Pure DP composes by adding epsilons: the split gives release i epsilon eps_i / 3, i.e. a scale 3x
-            # larger and an MSE 9x larger, so the exact ratio is 1/9 = 0.11 (brief: <= 0.2).
+            # Pure DP composes by adding epsilons: the split gives release i epsilon eps_i / 3, i.e. a
+            # scale 3x larger and an MSE 9x larger, so the exact ratio is 1/9 = 0.11 (brief: <= 0.2).
             split_ok, split_paper = (
                 bool(np.all(vs_split <= 0.2)),
                 "MSE ratio to split baseline <= 0.2 (exact 1/9)",
             )
         else:
-            # zCDP composes by adding rho: the split gives rho_i / 3, i.e. a variance 3x larger, so the exact
-            # ratio is rho_max / sum(rho) = 1/3 (not (1/3)^2); the brief's 0.2 is the pure-DP figure.  We assert
-            # the derived value with the same +5% tolerance as the single-release check: ratio <= 0.35.
+            # zCDP composes by adding rho: the split gives rho_i / 3, i.e. a variance 3x larger, so the
+            # exact ratio is rho_max / sum(rho) = 1/3 (not (1/3)^2); the brief's 0.2 is the pure-DP figure.
+            # We assert the derived value with the same +5% tolerance as the single-release check: <= 0.35
+            # (measured at quick scale: 0.330-0.336 over the five levels).
             split_ok, split_paper = (
                 bool(np.all(vs_split <= 0.35)),
                 "MSE ratio to split baseline <= 0.35 (exact 1/3)",
@@ -476,7 +487,7 @@ def reproduce(run: Run) -> Result:
         )
     run.progress(0.75, "utility")
 
-    # Claim 4: sparse histogram gradual release, variant B, time independent of d; counts vs dense brute force.
+    # Claim 4: sparse histogram gradual release (variant B): time independent of d; counts vs dense.
     timing = _sparse_timing(nnz, time_reps, seeds[0])
     med = {d: float(np.median(v)) for d, v in timing["seconds"].items()}
     ratio = med[str(10**12)] / med[str(10**4)]
@@ -516,7 +527,9 @@ def reproduce(run: Run) -> Result:
     )
     run.progress(0.95, "sparse counts")
 
-    metrics["release_time_ratio_vs_numpy_draw"] = _release_speed(run.pick(smoke=10**5, quick=10**6, full=10**6), 5)
+    metrics["release_time_ratio_vs_numpy_draw"] = _release_speed(
+        run.pick(smoke=10**5, quick=10**6, full=10**6), 5
+    )
 
     fig = _figure(noise, forward, theory, mean, timing, cnt, util)
     return Result(metrics=metrics, claims=claims, figures=[run.savefig(fig, "multiple_release")])
@@ -579,7 +592,7 @@ def _figure(noise, forward, theory, mean, timing, cnt, util):
     ax.set(
         xlabel="release step (sigma = 4, 2, 1)",
         ylabel="zero bins reported (d = 5000)",
-        title=f"(d) sparse histogram; time d=1e4: {med[str(10**4)]:.0f} ms, d=1e12: {med[str(10**12)]:.0f} ms",
+        title=f"(d) sparse hist.; time d=1e4: {med[str(10**4)]:.0f} ms, d=1e12: {med[str(10**12)]:.0f} ms",
     )
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
