@@ -306,7 +306,8 @@ class TorchModel:
         Xt, yt = self._tensors(X, y)
         loss = self.loss_fn(self.module(Xt), yt)
         grads = _torch().autograd.grad(loss, self._parameters)
-        return float(loss.detach()), np.concatenate([g.detach().cpu().numpy().ravel() for g in grads]).astype(float)
+        flat = np.concatenate([g.detach().cpu().numpy().ravel() for g in grads]).astype(float)
+        return float(loss.detach()), flat
 
     def grad(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self.loss_grad(X, y)[1]
