@@ -12,7 +12,7 @@ from pathlib import Path
 
 from icml25.harness.contract import SCALES
 from icml25.harness.registry import Entry, catalogue, lookup
-from icml25.harness.report import catalogue_markdown, write_report
+from icml25.harness.report import catalogue_markdown, short_value, write_report
 from icml25.harness.runner import Outcome, run_paper
 from icml25.harness.store import load_result, result_path
 
@@ -129,14 +129,10 @@ def _print_claims(console, claims: list[dict]) -> None:
         table.add_column(column, overflow="fold")
     for c in claims:
         verdict = "[green]yes[/]" if c["holds"] else "[yellow]NO[/]"
-        table.add_row(c["text"], str(c["paper"]), _fmt(c["measured"]), _fmt(c["baseline"]), verdict)
+        table.add_row(c["text"], str(c["paper"]), short_value(c["measured"]), short_value(c["baseline"]), verdict)
     console.print(table)
 
 
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "-" if value is None else str(value)
 
 
 def _lookup(pid: str) -> Entry:

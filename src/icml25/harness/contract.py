@@ -121,6 +121,7 @@ class Run:
         os.close(fd)
         try:
             fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight")
+            os.chmod(tmp, 0o644)
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):

@@ -45,10 +45,21 @@ def collect(root: Path) -> list[tuple[Entry, dict[str, dict]]]:
     return found
 
 
-def _cell(value) -> str:
+def short_value(value) -> str:
+    """A compact rendering of a measured value: 4 significant digits, nested dicts and lists kept."""
+    if isinstance(value, bool) or value is None:
+        return "-" if value is None else str(value)
     if isinstance(value, float):
         return f"{value:.4g}"
-    return "-" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {short_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(short_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _cell(value) -> str:
+    return short_value(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _markdown(found: list[tuple[Entry, dict[str, dict]]]) -> str:
@@ -124,6 +135,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
