@@ -419,9 +419,9 @@ def distill(
     with Adam, starting from w = 1 and projecting onto w >= 0 after every step.  Returns the
     weights (``tree.set_weights(w)`` uses them).
 
-    ``fill_unseen`` (ours): the weight given to WILT nodes on which no training pair differs --
-    no gradient reaches them, so the data say nothing about them (colours of graphs outside the
-    training pairs).  ``None`` keeps the initial 1, as the official code does.
+    ``fill_unseen`` (ours): the weight given to WILT nodes on which all graphs of the training
+    pairs agree (e.g. colours that occur only in other graphs) -- no gradient reaches them, so the
+    data say nothing about them.  ``None`` keeps the initial 1, as the official code does.
     """
     import torch
 
