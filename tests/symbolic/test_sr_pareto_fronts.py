@@ -308,6 +308,7 @@ def test_scoring_expressions_against_the_front(product_front, product_data):
     rows = {r.expression: r for r in card.rows}
     assert rows["Mul(Mul(c0,x0),x1)"].r2 == pytest.approx(1.0) and rows["Mul(Mul(c0,x0),x1)"].gap >= -1e-9
     assert rows["Sub(x0,Mul(x1,x1))"].in_grammar is False  # head 2 does not enumerate it
+    assert card.outside_above_front() == []
     assert rows["Mul(Mul(Mul(Mul(x0,x1),x1),x0),x1)"].apo_r2 is None  # longer than the front
     assert all(r.gap >= -1e-6 for r in card.compared())
     summary = card.summary()
@@ -331,6 +332,16 @@ def test_front_scored_against_itself_has_no_gap(product_front, product_data):
     card = product_front.score([r.structure for r in product_front.best_per_length()], X, y, n_restarts=1,
                                seed=product_front.seed)
     assert [r.gap for r in card.rows] == pytest.approx([0.0] * len(card.rows), abs=1e-9)
+
+
+def test_an_expression_outside_the_head_two_grammar_can_beat_its_front():
+    X = np.random.default_rng(5).uniform(1, 5, size=(100, 2))
+    y = X[:, 0] - X[:, 1] * X[:, 1]  # Sub(x0, Mul(x1, x1)) has its second operator in the tail at head 2
+    front = apo_front(X, y, head_length=2, standardize=False)
+    card = front.score(["x0 - x1*x1"], X, y)
+    assert card.rows[0].r2 == pytest.approx(1.0) and front.r2_at(5) < 0.999
+    assert [r.expression for r in card.outside_above_front()] == ["Sub(x0,Mul(x1,x1))"]
+    assert card.exceedances() == []  # inside the grammar nothing beats the front
 
 
 def test_front_without_grammar_metadata_compares_everything(product_front, product_data):

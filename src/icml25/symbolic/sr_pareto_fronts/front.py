@@ -336,6 +336,11 @@ class Scorecard:
         """Compared rows with R^2 above the front by more than ``tolerance`` (local-optimiser misses)."""
         return [r for r in self.compared() if r.gap < -self.tolerance]
 
+    def outside_above_front(self) -> list[ScoredExpression]:
+        """Rows outside the front's grammar that beat it at their length: proof that the head-length enumeration is
+        not exhaustive at that length (it is exhaustive only at ``complete_lengths(head_length)``)."""
+        return [r for r in self.rows if r.in_grammar is False and r.gap is not None and r.gap < -self.tolerance]
+
     def per_length(self) -> list[dict[str, Any]]:
         """For every compared length: count, the method's best R^2, the APO R^2 and the gap APO - method."""
         out = []
@@ -363,6 +368,7 @@ class Scorecard:
             "exceedance_fraction": len(over) / len(compared) if compared else 0.0,
             "max_excess": max((-r.gap for r in compared), default=0.0),
             "exceeding": [r.expression for r in over],
+            "outside_above_front": [r.expression for r in self.outside_above_front()],
             "hypervolume": self.hypervolume(),
             "apo_hypervolume": self.front.hypervolume(),
             "per_length": self.per_length(),
