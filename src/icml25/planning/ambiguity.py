@@ -1,0 +1,369 @@
+"""Worst-case expectations over ambiguity balls, and robust value iteration (robust_mcts).
+
+The robust Bellman backup of Dam, Panaganti, Driss & Wierman (ICML 2025) replaces the nominal
+expectation ``p @ v`` by ``sigma(p, v) = min_{q in B_rho(p)} q @ v`` over a ball of radius ``rho``
+around ``p`` on the probability simplex.  Three balls are supported, each solved exactly:
+
+* ``"tv"``: total variation ``1/2 ||q - p||_1 <= rho``.  Greedy: move up to ``rho`` mass from the
+  highest-value entries onto the lowest-value entry (``O(S log S)``).
+* ``"chi2"``: ``sum_i (q_i - p_i)^2 / p_i <= rho``.  Dual
+  ``max_eta eta - sqrt((1 + rho) E_p[(eta - v)_+^2])``, concave in ``eta``; its maximiser has a
+  closed form on each interval between sorted values.
+* ``"wasserstein"``: ``W1(q, p) <= rho`` for a ground metric ``dist``.  Dual
+  ``max_{lam >= 0} -lam rho + sum_i p_i min_j (v_j + lam d_ij)``, piecewise linear and concave in
+  ``lam``; the maximum sits at ``lam = 0`` or where two lines ``v_j + lam d_ij`` of a row cross.
+* ``"none"``: the nominal expectation (the radius is ignored).
+
+``q`` ranges over the simplex on the entries passed in: entries with ``p_i = 0`` may receive mass
+under TV and W1, never under chi-square (infinite divergence).  Pass only the support to restrict
+the ball to it (this is what the tree search does: it only knows the children it has observed).
+
+Example
+-------
+>>> import numpy as np
+>>> from icml25.planning import robust_expectation
+>>> p, v = np.array([0.5, 0.3, 0.2]), np.array([1.0, 0.5, 0.0])
+>>> round(robust_expectation(p, v, 0.1, "tv"), 6)        # 0.1 mass moved from v=1 to v=0
+0.55
+>>> round(robust_expectation(p, v, 0.0, "chi2"), 6) == round(float(p @ v), 6)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+Kind = Literal["tv", "chi2", "wasserstein", "none"]
+KINDS: tuple[str, ...] = ("tv", "chi2", "wasserstein", "none")
+
+__all__ = [
+    "KINDS",
+    "chi2_worst",
+    "check_distance_matrix",
+    "check_kind",
+    "check_radius",
+    "robust_expectation",
+    "robust_value_iteration",
+    "tv_worst",
+    "w1_worst",
+    "worst_case",
+]
+
+
+def check_kind(kind: str) -> str:
+    """Return ``kind`` if it names an ambiguity set, else raise ``ValueError``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return kind
+
+
+def check_radius(rho: float, name: str = "rho") -> float:
+    """A radius must be a number in ``[0, inf]``; radii past the simplex's diameter give ``min(v)``."""
+    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(rho).__name__}")
+    rho = float(rho)
+    if math.isnan(rho) or rho < 0.0:
+        raise ValueError(f"{name} must be >= 0 (0 = nominal, inf = fully adversarial), got {rho!r}")
+    return rho
+
+
+def check_distance_matrix(dist: np.ndarray, size: int) -> np.ndarray:
+    """Validate a W1 ground metric: ``(size, size)``, finite, symmetric, non-negative, zero diagonal."""
+    d = np.asarray(dist, dtype=float)
+    if d.shape != (size, size):
+        raise ValueError(f"dist must have shape ({size}, {size}) to match the support, got {d.shape}")
+    if not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError("dist must be finite and non-negative")
+    if not np.allclose(d, d.T, atol=1e-12) or np.any(np.diag(d) != 0):
+        raise ValueError("dist must be symmetric with a zero diagonal")
+    return d
+
+
+def _check_p_v(p: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(p, dtype=float)
+    v = np.asarray(v, dtype=float)
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(f"p must be a non-empty 1-D probability vector, got shape {p.shape}")
+    if v.shape != p.shape:
+        raise ValueError(f"v must have the same shape as p {p.shape}, got {v.shape}")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("p must have finite, non-negative entries")
+    if abs(p.sum() - 1.0) > 1e-8:
+        raise ValueError(f"p must sum to 1 (tolerance 1e-8), got {p.sum()!r}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("v must be finite")
+    return p, v
+
+
+def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
+    """``min q @ v`` over ``1/2 ||q - p||_1 <= rho`` on the simplex, batched over leading axes.
+
+    ``p`` and ``v`` broadcast to ``(..., S)``; no validation (see :func:`robust_expectation`).
+    """
+    p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
+    nominal = np.einsum("...i,...i->...", p, v)
+    if rho == 0.0:
+        return nominal
+    v_min = v.min(axis=-1)
+    j_min = v.argmin(axis=-1)
+    moved = np.minimum(rho, 1.0 - np.take_along_axis(p, j_min[..., None], -1)[..., 0])
+    order = np.argsort(-v, axis=-1, kind="stable")
+    p_desc = np.take_along_axis(p, order, -1)
+    v_desc = np.take_along_axis(v, order, -1)
+    mass_before = np.cumsum(p_desc, axis=-1) - p_desc
+    taken = np.clip(moved[..., None] - mass_before, 0.0, p_desc)
+    out = nominal - np.einsum("...i,...i->...", taken, v_desc - v_min[..., None])
+    return np.clip(out, v_min, nominal)
+
+
+def chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
+    """``min q @ v`` over ``sum_i (q_i - p_i)^2 / p_i <= rho``, batched over leading axes.
+
+    Solved through the dual ``max_eta eta - sqrt((1 + rho) E_p[(eta - v)_+^2])``: on each interval
+    ``[v_(j), v_(j+1))`` of the sorted values the maximiser is ``m_j + sqrt(var_j / (c P_j - 1))``
+    (``c = 1 + rho``, ``P_j, m_j, var_j`` the mass, mean and variance of the ``j`` lowest values),
+    so the maximum is taken over these points and the breakpoints.  Entries with ``p_i = 0`` are
+    outside the ball's support.
+    """
+    p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
+    nominal = np.einsum("...i,...i->...", p, v)
+    if rho == 0.0:
+        return nominal
+    support = p > 0
+    v_min = np.where(support, v, np.inf).min(axis=-1)
+    if math.isinf(rho):
+        return v_min
+    c = 1.0 + rho
+    v = v - v_min[..., None]  # sigma(v + t) = sigma(v) + t; shifting keeps the prefix variances accurate
+    order = np.argsort(v, axis=-1, kind="stable")
+    p_s = np.take_along_axis(p, order, -1)
+    v_s = np.take_along_axis(v, order, -1)
+    mass = np.cumsum(p_s, axis=-1)
+    mean = np.cumsum(p_s * v_s, axis=-1) / np.maximum(mass, 1e-300)
+    var = np.maximum(np.cumsum(p_s * v_s**2, axis=-1) / np.maximum(mass, 1e-300) - mean**2, 0.0)
+    denom = c * mass - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eta_stat = np.where(denom > 0, mean + np.sqrt(var / np.where(denom > 0, denom, 1.0)), v_s)
+    upper = np.concatenate([v_s[..., 1:], np.full(v_s.shape[:-1] + (1,), np.inf)], axis=-1)
+    eta_stat = np.clip(eta_stat, v_s, upper)
+    eta = np.concatenate([v_s, eta_stat], axis=-1)
+    gap = np.maximum(eta[..., :, None] - v[..., None, :], 0.0)
+    dual = eta - np.sqrt(c * np.einsum("...ki,...i->...k", gap**2, p))
+    return np.clip(dual.max(axis=-1) + v_min, v_min, nominal)
+
+
+def w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.ndarray:
+    """``min q @ v`` over ``W1(q, p) <= rho`` with ground metric ``dist``, batched over leading axes.
+
+    ``p``, ``v``: ``(..., S)``; ``dist``: ``(S, S)`` or ``(..., S, S)``.  The dual
+    ``g(lam) = -lam rho + sum_i p_i min_j (v_j + lam d_ij)`` is concave and piecewise linear in
+    ``lam >= 0``; its kinks are crossings of two lines of one row, ``lam = (v_k - v_j) / (d_ij - d_ik)``,
+    so the maximum is taken over ``lam = 0`` and these ``O(S^3)`` points (``O(S^5)`` work: meant
+    for the small supports of a search tree or a sparse transition row).
+    """
+    p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
+    d = np.broadcast_to(np.asarray(dist, float), p.shape + p.shape[-1:])
+    nominal = np.einsum("...i,...i->...", p, v)
+    if rho == 0.0:
+        return nominal
+    v_min = v.min(axis=-1)
+    if math.isinf(rho):
+        return v_min
+    slope = d[..., :, :, None] - d[..., :, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = (v[..., None, None, :] - v[..., None, :, None]) / slope
+    keep = (slope != 0) & np.isfinite(lam) & (lam > 0) & (p[..., :, None, None] > 0)
+    lam = np.where(keep, lam, 0.0).reshape(p.shape[:-1] + (-1,))
+    inner = (v[..., None, None, :] + lam[..., :, None, None] * d[..., None, :, :]).min(axis=-1)
+    dual = np.einsum("...ki,...i->...k", inner, p) - rho * lam
+    return np.clip(dual.max(axis=-1), v_min, nominal)
+
+
+def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
+    """Unvalidated single-instance ``min_{q in B_rho(p)} q @ v`` for the small supports of a search tree.
+
+    Pure Python versions of :func:`tv_worst` and :func:`chi2_worst` (the same algorithms, without
+    NumPy's per-call overhead, which dominates at 2-10 entries); Wasserstein uses the dual's
+    breakpoints in pure Python up to 4 entries and :func:`w1_worst` above.  Arguments as in
+    :func:`robust_expectation`, assumed valid.
+    """
+    nominal = math.fsum(pi * vi for pi, vi in zip(p, v, strict=True))
+    if kind == "none" or rho == 0.0 or len(p) == 1:
+        return nominal
+    if kind == "chi2":
+        pairs = sorted((vi, pi) for pi, vi in zip(p, v, strict=True) if pi > 0)
+    else:
+        pairs = sorted(zip(v, p, strict=True))
+    v_min = pairs[0][0]
+    if math.isinf(rho):
+        return v_min
+    if kind == "tv":
+        moved = min(rho, 1.0 - pairs[0][1])
+        out = nominal
+        for vi, pi in reversed(pairs):
+            if moved <= 0.0:
+                break
+            taken = min(pi, moved)
+            out -= taken * (vi - v_min)
+            moved -= taken
+        return min(max(out, v_min), nominal)
+    if kind == "chi2":
+        c = 1.0 + rho
+        best = 0.0  # eta = v_min: the dual is 0 after shifting by v_min
+        mass = first = second = 0.0
+        for j, (vj, pj) in enumerate(pairs):
+            x = vj - v_min
+            mass += pj
+            first += pj * x
+            second += pj * x * x
+            upper = pairs[j + 1][0] - v_min if j + 1 < len(pairs) else math.inf
+            candidates = [x]
+            if c * mass > 1.0:
+                mean = first / mass
+                var = max(second / mass - mean * mean, 0.0)
+                candidates.append(min(max(mean + math.sqrt(var / (c * mass - 1.0)), x), upper))
+            for eta in candidates:
+                g = max(mass * eta * eta - 2.0 * first * eta + second, 0.0)
+                best = max(best, eta - math.sqrt(c * g))
+        return min(max(best + v_min, v_min), nominal)
+    k = len(p)
+    if k > 4:
+        return float(w1_worst(np.asarray(p, float), np.asarray(v, float), rho, dist))
+    d = dist.tolist() if isinstance(dist, np.ndarray) else dist
+    lams = [0.0]
+    for i in range(k):
+        if p[i] > 0:
+            for j in range(k):
+                for m in range(k):
+                    slope = d[i][j] - d[i][m]
+                    if slope != 0.0 and (v[m] - v[j]) / slope > 0.0:
+                        lams.append((v[m] - v[j]) / slope)
+    best = max(
+        sum(p[i] * min(v[j] + lam * d[i][j] for j in range(k)) for i in range(k) if p[i] > 0) - rho * lam
+        for lam in lams
+    )
+    return min(max(best, v_min), nominal)
+
+
+def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
+    """The worst-case expectation ``sigma_B(v) = min_{q in B} q @ v`` (the paper's robust backup).
+
+    ``p``: nominal probabilities (non-negative, summing to 1 within 1e-8); ``v``: values of the
+    same length; ``rho >= 0``: the radius (``0`` gives exactly ``p @ v``; a radius covering the
+    simplex gives ``min v``); ``kind``: ``"tv"``, ``"chi2"``, ``"wasserstein"`` (needs ``dist``,
+    a symmetric non-negative ``(S, S)`` matrix with zero diagonal) or ``"none"`` (nominal).
+    """
+    check_kind(kind)
+    rho = check_radius(rho)
+    p, v = _check_p_v(p, v)
+    if kind == "wasserstein":
+        if dist is None:
+            raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
+        dist = check_distance_matrix(dist, p.size)
+    if kind == "none" or rho == 0.0:
+        return float(p @ v)
+    return worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+
+
+def _support_groups(P: np.ndarray, mask: np.ndarray, support: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Group the valid ``(s, a)`` rows by support size: ``(row indices, support state indices)``."""
+    S = P.shape[-1]
+    rows = np.flatnonzero(mask.reshape(-1))
+    flat = P.reshape(-1, S)
+    if support == "all":
+        return [(rows, np.broadcast_to(np.arange(S), (rows.size, S)))]
+    sizes = (flat[rows] > 0).sum(axis=1)
+    groups = []
+    for k in np.unique(sizes):
+        chosen = rows[sizes == k]
+        idx = np.stack([np.flatnonzero(flat[r] > 0) for r in chosen])
+        groups.append((chosen, idx))
+    return groups
+
+
+def robust_value_iteration(
+    P: np.ndarray,
+    R: np.ndarray,
+    gamma: float,
+    kind: Kind,
+    rho: float,
+    dist: np.ndarray | None = None,
+    *,
+    action_mask: np.ndarray | None = None,
+    terminal: np.ndarray | None = None,
+    support: Literal["nominal", "all"] = "nominal",
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact tabular robust value iteration ``Q = R + gamma * sigma_{P(s,a)}(V)``, ``V = max_a Q``.
+
+    ``P``: ``(S, A, S)`` nominal transitions; ``R``: ``(S, A)`` expected rewards (no reward
+    ambiguity); ``gamma`` in ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
+    ``kind``/``rho``/``dist`` as in :func:`robust_expectation` (``dist``: ``(S, S)`` over states).
+    ``action_mask``: ``(S, A)`` booleans, invalid actions get ``Q = -inf``; ``terminal``: ``(S,)``
+    booleans, terminal states have value 0.  ``support="nominal"`` (default) restricts each ball to
+    the support of ``P[s, a]``, as the tree search does with its observed children; ``"all"`` lets
+    the adversary move mass to any state.  Returns ``(V, Q, policy)``.
+    """
+    check_kind(kind)
+    rho = check_radius(rho)
+    P = np.asarray(P, dtype=float)
+    R = np.asarray(R, dtype=float)
+    if P.ndim != 3 or P.shape[0] != P.shape[2]:
+        raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
+    S, A, _ = P.shape
+    if R.shape != (S, A):
+        raise ValueError(f"R must have shape (S, A) = {(S, A)}, got {R.shape}")
+    if not 0.0 < gamma <= 1.0:
+        raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
+    if support not in ("nominal", "all"):
+        raise ValueError(f"support must be 'nominal' or 'all', got {support!r}")
+    mask = np.ones((S, A), bool) if action_mask is None else np.asarray(action_mask, bool)
+    term = np.zeros(S, bool) if terminal is None else np.asarray(terminal, bool)
+    if mask.shape != (S, A) or term.shape != (S,):
+        raise ValueError(f"action_mask must be (S, A) = {(S, A)} and terminal (S,) = {(S,)}")
+    mask = mask & ~term[:, None]
+    if not np.all(mask.any(axis=1) | term):
+        raise ValueError("every non-terminal state needs at least one valid action")
+    rows = P[mask]
+    if np.any(rows < 0) or not np.all(np.isfinite(rows)) or np.any(np.abs(rows.sum(axis=1) - 1) > 1e-8):
+        raise ValueError("each valid row P[s, a] must be a probability vector (sum 1 within 1e-8)")
+    if not np.all(np.isfinite(R[mask])):
+        raise ValueError("R must be finite on valid actions")
+    if kind == "wasserstein":
+        if dist is None:
+            raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
+        dist = check_distance_matrix(dist, S)
+    if kind == "none":
+        rho = 0.0
+    groups = _support_groups(P, mask, support)
+    flat_P = P.reshape(S * A, S)
+    V = np.zeros(S)
+    Q = np.full((S, A), -np.inf)
+    flat_Q = Q.reshape(-1)
+    for _ in range(max_iter):
+        for rows, idx in groups:
+            p = np.take_along_axis(flat_P[rows], idx, axis=1)
+            v = V[idx]
+            if kind == "tv":
+                sig = tv_worst(p, v, rho)
+            elif kind == "chi2":
+                sig = chi2_worst(p, v, rho)
+            elif kind == "wasserstein":
+                sig = w1_worst(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
+            else:
+                sig = np.einsum("ij,ij->i", p, v)
+            flat_Q[rows] = R.reshape(-1)[rows] + gamma * sig
+        V_new = np.where(term, 0.0, Q.max(axis=1))
+        delta = np.max(np.abs(V_new - V))
+        V = V_new
+        if delta <= tol:
+            break
+    else:
+        raise RuntimeError(f"robust value iteration did not reach tol={tol} in {max_iter} sweeps (last {delta:.3g})")
+    policy = np.where(term, -1, Q.argmax(axis=1))
+    return V, Q, policy
