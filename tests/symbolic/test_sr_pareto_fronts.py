@@ -32,7 +32,7 @@ from icml25.symbolic import (
 )
 from icml25.symbolic.sr_pareto_fronts import __main__ as entry
 from icml25.symbolic.sr_pareto_fronts import front as front_module
-from icml25.symbolic.sr_pareto_fronts.fitting import prepare_data
+from icml25.symbolic.sr_pareto_fronts.fitting import check_n_jobs, prepare_data
 from icml25.symbolic.sr_pareto_fronts.front import grammar_keys
 
 
@@ -230,6 +230,13 @@ def test_parallel_search_equals_serial_and_reports_progress():
     parallel = apo_front(X, y, head_length=1, seed=5, n_jobs=2, progress=lambda d, t: calls.append((d, t)))
     assert serial.rows == parallel.rows
     assert calls[-1] == (serial.metadata["n_expressions"],) * 2 and len(calls) > 1
+
+
+def test_n_jobs_values():
+    assert check_n_jobs(1) == 1 and check_n_jobs(2) == 2 and check_n_jobs(-1) >= 1
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="n_jobs"):
+            check_n_jobs(bad)
 
 
 def test_heavy_search_needs_a_limit(monkeypatch):

@@ -104,7 +104,8 @@ def gp_symbolic_regression(
     def evaluate(tree: tuple) -> tuple[tuple, float]:
         expression, values = fold_and_number(tree)
         if expression.string not in cache:
-            fit = _fit(expression, data, method, seed, 0 if values.size else 1, values if values.size else None)
+            known = values.size > 0 and bool(np.all(np.isfinite(values)))  # folding may overflow: then a fresh start
+            fit = _fit(expression, data, method, seed, 0 if known else 1, values if known else None)
             cache[expression.string] = (fit.constants, fit.mse if not fit.failed else np.inf)
         constants, mse = cache[expression.string]
         if np.isfinite(mse) and mse < hall.get(expression.length, (np.inf,))[0]:

@@ -38,7 +38,7 @@ def check_n_jobs(n_jobs: int) -> int:
     """``n_jobs`` >= 1 workers, or -1 for all cores."""
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or not (n_jobs >= 1 or n_jobs == -1):
         raise ValueError(f"n_jobs must be an integer >= 1 or -1 (all cores), got {n_jobs!r}")
-    return os.cpu_count() or 1 if n_jobs == -1 else int(n_jobs)
+    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
 
 
 @dataclass(frozen=True)
