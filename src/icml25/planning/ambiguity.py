@@ -110,14 +110,15 @@ def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
         return nominal
     v_min = v.min(axis=-1)
     j_min = v.argmin(axis=-1)
-    moved = np.minimum(rho, 1.0 - np.take_along_axis(p, j_min[..., None], -1)[..., 0])
+    p_low = np.take_along_axis(p, j_min[..., None], -1)[..., 0]
+    moved = np.minimum(rho, 1.0 - p_low)
     order = np.argsort(-v, axis=-1, kind="stable")
     p_desc = np.take_along_axis(p, order, -1)
     v_desc = np.take_along_axis(v, order, -1)
     mass_before = np.cumsum(p_desc, axis=-1) - p_desc
     taken = np.clip(moved[..., None] - mass_before, 0.0, p_desc)
     out = nominal - np.einsum("...i,...i->...", taken, v_desc - v_min[..., None])
-    return np.clip(out, v_min, nominal)
+    return np.where(rho >= 1.0 - p_low, v_min, np.clip(out, v_min, nominal))
 
 
 def chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
@@ -192,8 +193,10 @@ def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, d
     :func:`robust_expectation`, assumed valid.
     """
     nominal = math.fsum(pi * vi for pi, vi in zip(p, v, strict=True))
-    if kind == "none" or rho == 0.0 or len(p) == 1:
+    if kind == "none" or rho == 0.0:
         return nominal
+    if len(p) == 1:
+        return float(v[0])
     if kind == "chi2":
         pairs = sorted((vi, pi) for pi, vi in zip(p, v, strict=True) if pi > 0)
     else:
@@ -202,7 +205,9 @@ def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, d
     if math.isinf(rho):
         return v_min
     if kind == "tv":
-        moved = min(rho, 1.0 - pairs[0][1])
+        if rho >= 1.0 - pairs[0][1]:
+            return v_min
+        moved = rho
         out = nominal
         for vi, pi in reversed(pairs):
             if moved <= 0.0:
