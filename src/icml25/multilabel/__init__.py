@@ -1,0 +1,41 @@
+"""Multi-label learning: tensorized multi-view multi-label classification (TMvML) and its baselines."""
+
+from icml25.multilabel.tmvml import (
+    ConcatRidge,
+    LowRankRidge,
+    MultiLabelKNN,
+    TMvML,
+    check_labels,
+    check_views,
+    fourier_singular_values,
+    laplace_tensor_rank,
+    mvml_report,
+    one_error,
+    prox_ltr,
+    prox_tnn,
+    select_by_validation,
+    t_product,
+    t_transpose,
+    tensor_nuclear_norm,
+    tsvd,
+)
+
+__all__ = [
+    "ConcatRidge",
+    "LowRankRidge",
+    "MultiLabelKNN",
+    "TMvML",
+    "check_labels",
+    "check_views",
+    "fourier_singular_values",
+    "laplace_tensor_rank",
+    "mvml_report",
+    "one_error",
+    "prox_ltr",
+    "prox_tnn",
+    "select_by_validation",
+    "t_product",
+    "t_transpose",
+    "tensor_nuclear_norm",
+    "tsvd",
+]

