@@ -27,7 +27,9 @@ the average tubal multi-rank as delta -> 0.  The objective (reconstructed, see b
 
 solved by ADMM with G = rot(W): a closed-form ridge step per view, a weighted singular value
 thresholding step per Fourier slice (``prox_ltr``), a multiplier step and a growing penalty rho.
-Scores are the average of the per-view scores; labels are ``scores > threshold``.
+Scores are the average of the per-view scores; labels are ``scores > threshold``.  With
+``loss="consensus"`` the data term is (1/n) ||(1/V) sum_v X~_v W_v - Y||_F^2 instead (one joint
+ridge step over all views).
 
 Reconstructed (the paper's full text was not available): the common feature map of the views
 (``view_map``), the rotation (``rotation``), the exact LTR form and its default ``delta``, the
@@ -44,6 +46,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
@@ -421,7 +424,7 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
         km = KMeans(n_clusters=m, n_init=3, random_state=self.random_state).fit(np.concatenate(Zs, axis=1))
         bounds = np.cumsum([0, *dims])
         anchors = [km.cluster_centers_[:, a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        sq = [np.maximum(((Z[:, None, :] - A[None]) ** 2).sum(-1), 0.0) for Z, A in zip(Zs, anchors, strict=True)]
+        sq = [cdist(Z, A, "sqeuclidean") for Z, A in zip(Zs, anchors, strict=True)]
         widths = [max(float(np.median(np.sqrt(d))), 1e-12) for d in sq]
         self.projections_ = list(zip(anchors, widths, strict=True))
         return [np.exp(-d / (2.0 * h * h)) for d, h in zip(sq, widths, strict=True)]
@@ -432,10 +435,8 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
             return Zs
         if self.view_map == "pca":
             return [p.transform(Z) for p, Z in zip(self.projections_, Zs, strict=True)]
-        return [
-            np.exp(-np.maximum(((Z[:, None, :] - A[None]) ** 2).sum(-1), 0.0) / (2.0 * h * h))
-            for Z, (A, h) in zip(Zs, self.projections_, strict=True)
-        ]
+        pairs = zip(Zs, self.projections_, strict=True)
+        return [np.exp(-cdist(Z, A, "sqeuclidean") / (2.0 * h * h)) for Z, (A, h) in pairs]
 
     def _design(self, mapped: list[np.ndarray]) -> np.ndarray:
         """(V, n, m_in): centred mapped features, or mapped features with a constant-1 column."""
@@ -644,8 +645,8 @@ class LowRankRidge(_ConcatenatedViews):
     """Matrix low-rank baseline: ridge on concatenated views + lam * ||W||_* (label correlations only).
 
     Minimises (1/n) ||X W - (Y - mean Y)||_F^2 + alpha ||W||_F^2 + lam ||W||_* by accelerated
-    proximal gradient (FISTA with singular value soft-thresholding); X is centred, so the
-    intercept is the label mean.
+    accelerated proximal gradient (FISTA with adaptive restart and singular value soft-thresholding);
+    X is centred, so the intercept is the label mean.
     """
 
     def __init__(self, lam: float = 0.1, alpha: float = 1e-2, max_iter: int = 1000, tol: float = 1e-6,
@@ -661,6 +662,7 @@ class LowRankRidge(_ConcatenatedViews):
         """Proximal gradient on the nuclear-norm-penalised least squares."""
         lam = _check_positive("lam", self.lam, allow_zero=True)
         alpha = _check_positive("alpha", self.alpha, allow_zero=True)
+        _check_positive("tol", self.tol)
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
             raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
         X, Y = self._fit_views(Xs, Y)
@@ -677,6 +679,8 @@ class LowRankRidge(_ConcatenatedViews):
             grad = gram @ Z - XtT + 2.0 * alpha * Z
             U, s, Vt = np.linalg.svd(Z - step * grad, full_matrices=False)
             W_new = (U * np.maximum(s - step * lam, 0.0)) @ Vt
+            if np.sum((Z - W_new) * (W_new - W)) > 0:  # adaptive restart (O'Donoghue & Candes 2015)
+                t = 1.0
             t_new = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
             Z = W_new + ((t - 1.0) / t_new) * (W_new - W)
             change = np.abs(W_new - W).max() / max(np.abs(W_new).max(), 1e-12)
