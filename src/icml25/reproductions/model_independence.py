@@ -1,0 +1,335 @@
+"""model_independence: exact and robust tests of "trained from independent initialisations" on a TinyGLU zoo.
+
+The paper's evidence is 21 open-weight LLMs; offline on 2 CPU cores we build the brief's controlled
+zoo, where the ground truth is known by construction.  Per run seed, on scikit-learn's digits:
+six base TinyGLU classifiers B1..B6 (64 -> embed 32 -> 2 x [RMSNorm -> SwiGLU h = 64] -> 10, Adam
+3e-3, batch 64, trained on one half of the training set from independent seeds; 15 independent
+pairs) and children of B1: F1 fine-tuned on the other half (different seed and lr), P1 = F1 with
+the hidden units of both blocks permuted, R1 = P1 with the residual stream rotated by a random
+orthogonal Q (same outputs as F1), S1 = B1 with block 2 pruned to 48 of 64 units then fine-tuned,
+X1 = B1 with block 2 re-initialised and retrained from scratch (everything else frozen).  Probe
+inputs for activations are the 360 held-out images.
+
+Tests: PERMTEST (Algorithm 1) with the Fisher statistic of phi_U (re-matched on every permuted
+copy), phi_U / Fisher read directly off Spearman (Algorithms 2-4), naive phi_L2 / unaligned cosine
+under PERMTEST, the weight matching of gate rows against up rows, and the robust activation MATCH
+with all-pairs localisation (Section 4).  Blocks are numbered from 0 in the metrics (block 2 of the
+brief is block 1 here).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from scipy.stats import kstest  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from icml25.data.small_models import accuracy, digits_tensors, train_classifier  # noqa: E402
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.interpretability.model_independence import (  # noqa: E402
+    TinyGLU,
+    generalized_match_test,
+    localize,
+    match_test,
+    perm_test,
+    permute_hidden,
+    phi_cosine,
+    phi_h,
+    phi_jsd,
+    phi_l2,
+    phi_u,
+    prune_hidden,
+    reinit_block,
+    rotate_residual,
+    weight_match_test,
+)
+
+CLAIM_EXACT = ("exact test (PERMTEST, phi_U + Fisher, T = 99) detects the fine-tuned child: p = 1/(T+1), "
+               "Fisher p < 1e-10")
+CLAIM_NULL = ("independent pairs: PERMTEST and phi_U p-values look uniform (at most one p <= 0.01 of 15, "
+              "KS vs U(0,1) does not reject at 0.01)")
+CLAIM_NAIVE = ("hidden permutation P1: naive L2 / unaligned cosine PERMTEST do not detect it (p > 0.01), "
+               "LAP-aligned weight matching does (p < 1e-10)")
+CLAIM_ROTATION = "rotated child R1 evades the weight test phi_U (p >= 0.01)"
+CLAIM_MATCH = "MATCH detects F1, P1 and R1: every block p < 1e-6, Fisher p < 1e-12"
+CLAIM_MATCH_NULL = "MATCH p-values of independent pairs (15 x 2 blocks) look uniform: KS p >= 0.01, <= 20% below 0.05"
+CLAIM_LOCAL = ("localisation: pruned S1 (64 -> 48) matched in both blocks, retrained block of X1 not (p > 1e-3); "
+               "maps {0: 0, 1: 1} and {0: 0}")
+CLAIM_SPEED = "phi_U + Spearman >= 20x faster than PERMTEST re-matching T = 99 copies, same decision on the zoo"
+
+PAPER = Paper(
+    id="model_independence",
+    title="Independence Tests for Language Models",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=12,
+    module="icml25.interpretability.model_independence",
+    anchors=("ahmeda14960/model-tracing", "scipy.optimize.linear_sum_assignment", "arcee-ai/mergekit"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,
+    extras=("torch",),
+)
+
+ALPHA = 0.01
+LR_BASE, LR_FT, BATCH = 3e-3, 1e-3, 64
+CHILDREN = ("F1", "P1", "R1", "S1", "X1")
+
+
+def _train(model, X, y, epochs, lr, seed, params=None):
+    opt = torch.optim.Adam(params, lr=lr) if params is not None else None
+    train_classifier(model, X, y, epochs=epochs, batch_size=BATCH, lr=lr, optimizer=opt, seed=seed)
+    return model
+
+
+def _zoo(seed: int, n_base: int, epochs: int, prune_epochs: int, data, half_a, half_b) -> dict:
+    """The brief's model family for one run seed (all randomness derived from ``seed``)."""
+    base = 100 * seed
+    Xa, ya, Xb, yb = data.X_train[half_a], data.y_train[half_a], data.X_train[half_b], data.y_train[half_b]
+    zoo = {f"B{k}": _train(TinyGLU(seed=base + k), Xa, ya, epochs, LR_BASE, base + k) for k in range(1, n_base + 1)}
+    B1 = zoo["B1"]
+    zoo["F1"] = _train(copy.deepcopy(B1), Xb, yb, epochs, LR_FT, base + 50)
+    g = torch.Generator().manual_seed(base + 60)
+    P1 = zoo["F1"]
+    for block in range(2):
+        P1 = permute_hidden(P1, block, torch.randperm(64, generator=g))
+    zoo["P1"] = P1
+    Q, _ = torch.linalg.qr(torch.randn(32, 32, generator=g, dtype=torch.float64))
+    zoo["R1"] = rotate_residual(P1, Q)
+    keep = torch.randperm(64, generator=g)[:48].sort().values
+    zoo["S1"] = _train(prune_hidden(B1, 1, keep), Xb, yb, prune_epochs, LR_FT, base + 70)
+    X1 = reinit_block(B1, 1, seed=base + 80)
+    zoo["X1"] = _train(X1, Xa, ya, epochs, LR_BASE, base + 81, params=X1.blocks[1].mlp.parameters())
+    return zoo
+
+
+def _fisher_phi_u(a, b) -> float:
+    return phi_u(a, b).fisher_statistic
+
+
+def _one_seed(seed: int, sizes: dict, data, half_a, half_b, run: Run, done: float, share: float) -> dict:
+    zoo = _zoo(seed, sizes["n_base"], sizes["epochs"], sizes["prune_epochs"], data, half_a, half_b)
+    run.progress(done + 0.6 * share, f"seed {seed}: zoo trained, testing")
+    X = data.X_test
+    sd = {name: m.state_dict() for name, m in zoo.items()}
+    bases = [f"B{k}" for k in range(1, sizes["n_base"] + 1)]
+    pairs = list(itertools.combinations(bases, 2))
+    T = sizes["T"]
+    out: dict = {"accuracy": {n: accuracy(m, X, data.y_test) for n, m in zoo.items()}}
+    with torch.no_grad():
+        out["rotation_max_output_change"] = float((zoo["R1"](X) - zoo["F1"](X)).abs().max())
+
+    # Constrained setting: PERMTEST (re-matching every copy) against phi_U read off Spearman.
+    perm_p, fisher_p, perm_s, fast_s = {}, {}, [], []
+    for a, b in pairs + [("B1", c) for c in ("F1", "P1", "R1")]:
+        start = time.perf_counter()
+        res = phi_u(sd[a], sd[b])
+        fast_s.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        perm_p[f"{a}-{b}"] = perm_test(sd[a], sd[b], _fisher_phi_u, T=T, seed=seed * 1000 + len(perm_p)).p_value
+        perm_s.append(time.perf_counter() - start)
+        fisher_p[f"{a}-{b}"] = res.p_value
+        out.setdefault("phi_u_blocks", {})[f"{a}-{b}"] = res.block_pvalues
+    out.update(permtest_p=perm_p, phi_u_fisher_p=fisher_p, permtest_seconds=perm_s, phi_u_seconds=fast_s)
+    indep = [f"{a}-{b}" for a, b in pairs]
+    for key, vals in (("permtest", [perm_p[k] for k in indep]), ("phi_u", [fisher_p[k] for k in indep])):
+        out[f"null_{key}"] = {"ks_p": float(kstest(vals, "uniform").pvalue),
+                              "n_at_most_alpha": int(sum(v <= ALPHA for v in vals))}
+
+    # Naive statistics under PERMTEST, and weight matching (gate rows vs up rows).
+    out["naive_permtest_p"] = {
+        f"{stat.__name__}-{c}": perm_test(sd["B1"], sd[c], stat, T=T, seed=seed * 1000 + 500 + i).p_value
+        for i, (stat, c) in enumerate(itertools.product((phi_l2, phi_cosine), ("F1", "P1", "R1")))}
+    out["weight_match_p"] = {c: weight_match_test(sd["B1"], sd[c]).p_value for c in ("F1", "P1", "R1")}
+    out["weight_match_null"] = [p for a, b in pairs for p in weight_match_test(sd[a], sd[b]).block_pvalues]
+    out["phi_h_p"] = {c: phi_h(zoo["B1"], zoo[c], X).p_value for c in ("F1", "P1", "R1")}
+    out["jsd"] = {"children": {c: -phi_jsd(zoo["B1"], zoo[c], X) for c in ("F1", "P1", "R1")},
+                  "independent_min": min(-phi_jsd(zoo[a], zoo[b], X) for a, b in pairs)}
+
+    # Unconstrained setting: MATCH on activations, localisation.
+    out["match_null"] = [p for a, b in pairs for p in match_test(zoo[a], zoo[b], X).block_pvalues]
+    out["match"] = {}
+    for c in CHILDREN:
+        res = match_test(zoo["B1"], zoo[c], X)
+        out["match"][c] = {"blocks": res.block_pvalues, "fisher": res.p_value,
+                           "truncated": [b.truncated for b in res.blocks]}
+    for c in ("S1", "X1"):
+        full = match_test(zoo["B1"], zoo[c], X, block_pairs="all")
+        out["match"][c]["all_pairs"] = [[b.block1, b.block2, b.p_value] for b in full.blocks]
+        out["match"][c]["layer_map"] = {str(k): v for k, v in localize(zoo["B1"], zoo[c], X).items()}
+    null = out["match_null"]
+    out["null_match"] = {"ks_p": float(kstest(null, "uniform").pvalue),
+                         "frac_below_0.05": float(np.mean(np.asarray(null) < 0.05))}
+    if sizes["distill_steps"]:  # Algorithm 5 on block 0 (expensive: full scale only)
+        out["generalized_match_p"] = {
+            c: generalized_match_test(zoo["B1"].blocks[0].mlp, zoo[c].blocks[0].mlp, 32, 64,
+                                      steps=sizes["distill_steps"], seed=seed).p_value for c in ("F1", "B2")}
+    return out
+
+
+def _figure(run: Run, per_seed: dict, T: int) -> str:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    ax = axes[0]
+    series = {
+        "PERMTEST (phi_U Fisher)": [p for s in per_seed.values() for k, p in s["permtest_p"].items()
+                                    if k.split("-")[1].startswith("B")],
+        "phi_U Fisher (Spearman)": [p for s in per_seed.values() for k, p in s["phi_u_fisher_p"].items()
+                                    if k.split("-")[1].startswith("B")],
+        "MATCH per block": [p for s in per_seed.values() for p in s["match_null"]],
+    }
+    for label, vals in series.items():
+        v = np.sort(vals)
+        ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label=f"{label} (n={v.size})")
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="U(0,1)")
+    ax.set(xlabel="p-value", ylabel="empirical CDF", title="independent pairs: p-values are uniform")
+    ax.legend(fontsize=8)
+
+    ax = axes[1]
+    first = per_seed[min(per_seed)]
+    cap = 320.0
+    def nlog(p):
+        return min(-math.log10(max(p, 1e-320)), cap)
+    tests = {
+        "phi_U (weights vs identity)": [nlog(first["phi_u_fisher_p"][f"B1-{c}"]) for c in ("F1", "P1", "R1")],
+        "PERMTEST L2": [nlog(first["naive_permtest_p"][f"phi_l2-{c}"]) for c in ("F1", "P1", "R1")],
+        "weight matching gate vs up": [nlog(first["weight_match_p"][c]) for c in ("F1", "P1", "R1")],
+        "MATCH (activations)": [nlog(first["match"][c]["fisher"]) for c in ("F1", "P1", "R1")],
+    }
+    width = 0.2
+    for i, (label, vals) in enumerate(tests.items()):
+        ax.bar(np.arange(3) + (i - 1.5) * width, vals, width, label=label)
+    ax.axhline(-math.log10(1 / (T + 1)), color="grey", lw=0.8, ls=":", label=f"PERMTEST floor 1/{T + 1}")
+    ax.set_yscale("symlog", linthresh=2)
+    ax.set_xticks(range(3), ["F1 fine-tuned", "P1 + permuted", "R1 + rotated"])
+    ax.set(ylabel="-log10 p (underflow capped at 308)", title=f"children of B1 (seed {min(per_seed)})")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
+
+    ax = axes[2]
+    mats = []
+    for c in ("S1", "X1"):
+        M = np.zeros((2, 2))
+        for b1, b2, p in first["match"][c]["all_pairs"]:
+            M[b1, b2] = nlog(p)
+        mats.append(M)
+    im = ax.imshow(np.hstack([mats[0], np.full((2, 1), np.nan), mats[1]]), cmap="viridis", norm="symlog")
+    ax.set_xticks([0, 1, 3, 4], ["S1 b0", "S1 b1\n(48 units)", "X1 b0", "X1 b1\n(retrained)"])
+    ax.set_yticks([0, 1], ["B1 b0", "B1 b1"])
+    ax.set_title("MATCH all block pairs: -log10 p")
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.suptitle("Independence tests on a TinyGLU zoo (digits)", y=1.02)
+    return run.savefig(fig, "independence_tests")
+
+
+def reproduce(run: Run) -> Result:
+    sizes = run.pick(
+        smoke={"n_base": 3, "epochs": 2, "prune_epochs": 1, "T": 19, "distill_steps": 0},
+        quick={"n_base": 6, "epochs": 15, "prune_epochs": 5, "T": 99, "distill_steps": 0},
+        full={"n_base": 6, "epochs": 15, "prune_epochs": 5, "T": 999, "distill_steps": 5000},
+    )
+    T = sizes["T"]
+    data = digits_tensors(test_size=0.2, seed=0)  # 1437 train, 360 held-out probe images
+    n = data.X_train.shape[0]
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    half_a, half_b = order[: n // 2], order[n // 2:]
+    per_seed = {}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # models and matrices this small: extra threads only add contention
+    try:
+        with threadpool_limits(1):
+            for i, seed in enumerate(run.seeds):
+                share = 1 / len(run.seeds)
+                per_seed[seed] = _one_seed(seed, sizes, data, half_a, half_b, run, i * share, share)
+                run.progress((i + 1) * share, f"seed {seed} done")
+    finally:
+        torch.set_num_threads(threads)
+    seeds = list(per_seed.values())
+    n_pairs = math.comb(sizes["n_base"], 2)
+
+    exact_perm = [s["permtest_p"]["B1-F1"] for s in seeds]
+    exact_fisher = [s["phi_u_fisher_p"]["B1-F1"] for s in seeds]
+    indep_perm_median = float(np.median([p for s in seeds for k, p in s["permtest_p"].items()
+                                         if k.split("-")[1].startswith("B")]))
+    claims = [Claim(
+        text=CLAIM_EXACT, paper=f"p = {1 / (T + 1):.3g} and Fisher p < 1e-10 on every seed",
+        measured={"permtest_p_max": max(exact_perm), "fisher_p_max": max(exact_fisher)},
+        baseline={"independent_permtest_p_median": indep_perm_median},
+        holds=all(p == 1 / (T + 1) for p in exact_perm) and max(exact_fisher) < 1e-10)]
+
+    null_counts = [max(s["null_permtest"]["n_at_most_alpha"], s["null_phi_u"]["n_at_most_alpha"]) for s in seeds]
+    null_ks = [min(s["null_permtest"]["ks_p"], s["null_phi_u"]["ks_p"]) for s in seeds]
+    pooled = {key: float(kstest([p for s in seeds for k, p in s[src].items() if k.split("-")[1].startswith("B")],
+                                "uniform").pvalue) for key, src in (("permtest", "permtest_p"),
+                                                                    ("phi_u", "phi_u_fisher_p"))}
+    claims.append(Claim(
+        text=CLAIM_NULL, paper=f"<= 1 of {n_pairs} pairs at p <= 0.01 and KS p >= 0.01, on every seed",
+        measured={"max_count_at_most_0.01": max(null_counts), "min_ks_p": min(null_ks), "pooled_ks_p": pooled},
+        baseline={"expected_count": n_pairs * ALPHA},
+        holds=max(null_counts) <= 1 and min(null_ks) >= ALPHA))
+
+    naive_p1 = [min(s["naive_permtest_p"]["phi_l2-P1"], s["naive_permtest_p"]["phi_cosine-P1"]) for s in seeds]
+    aligned_p1 = [s["weight_match_p"]["P1"] for s in seeds]
+    claims.append(Claim(
+        text=CLAIM_NAIVE, paper="naive PERMTEST p >= 0.01 on P1; aligned p < 1e-10",
+        measured={"naive_p_min": min(naive_p1), "aligned_weight_match_p_max": max(aligned_p1)},
+        baseline={"naive_L2_p_on_unpermuted_F1": max(s["naive_permtest_p"]["phi_l2-F1"] for s in seeds),
+                  "phi_u_vs_identity_p_on_P1_min": min(s["phi_u_fisher_p"]["B1-P1"] for s in seeds)},
+        holds=min(naive_p1) > ALPHA and max(aligned_p1) < 1e-10))
+
+    rot = [s["phi_u_fisher_p"]["B1-R1"] for s in seeds]
+    claims.append(Claim(
+        text=CLAIM_ROTATION, paper="phi_U p >= 0.01 on (B1, R1) (evaded)",
+        measured={"phi_u_p_min": min(rot), "weight_match_p_min": min(s["weight_match_p"]["R1"] for s in seeds)},
+        baseline={"phi_u_p_on_F1_max": max(exact_fisher)},
+        holds=min(rot) >= ALPHA))
+
+    match_blocks = [p for s in seeds for c in ("F1", "P1", "R1") for p in s["match"][c]["blocks"]]
+    match_fisher = [s["match"][c]["fisher"] for s in seeds for c in ("F1", "P1", "R1")]
+    claims.append(Claim(
+        text=CLAIM_MATCH, paper="block p < 1e-6 and Fisher p < 1e-12 for F1, P1, R1",
+        measured={"block_p_max": max(match_blocks), "fisher_p_max": max(match_fisher)},
+        baseline={"phi_u_p_on_R1_min": min(rot)},
+        holds=max(match_blocks) < 1e-6 and max(match_fisher) < 1e-12))
+
+    mnull_ks = [s["null_match"]["ks_p"] for s in seeds]
+    mnull_frac = [s["null_match"]["frac_below_0.05"] for s in seeds]
+    all_null = [p for s in seeds for p in s["match_null"]]
+    claims.append(Claim(
+        text=CLAIM_MATCH_NULL, paper="KS does not reject at 0.01; fraction < 0.05 <= 0.2 (3 of 30)",
+        measured={"min_ks_p": min(mnull_ks), "max_frac_below_0.05": max(mnull_frac),
+                  "pooled_ks_p": float(kstest(all_null, "uniform").pvalue)},
+        baseline={"weight_match_null_pooled_ks_p": float(kstest([p for s in seeds for p in s["weight_match_null"]],
+                                                               "uniform").pvalue), "expected_frac": 0.05},
+        holds=min(mnull_ks) >= ALPHA and max(mnull_frac) <= 0.2))
+
+    s1 = [p for s in seeds for p in s["match"]["S1"]["blocks"]]
+    x1_shared = [s["match"]["X1"]["blocks"][0] for s in seeds]
+    x1_new = [s["match"]["X1"]["blocks"][1] for s in seeds]
+    maps_ok = all(s["match"]["S1"]["layer_map"] == {"0": 0, "1": 1} and s["match"]["X1"]["layer_map"] == {"0": 0}
+                  for s in seeds)
+    claims.append(Claim(
+        text=CLAIM_LOCAL, paper="S1 blocks p < 1e-6; X1 block 0 p < 1e-6, block 1 p > 1e-3; maps as built",
+        measured={"S1_p_max": max(s1), "X1_shared_p_max": max(x1_shared), "X1_retrained_p_min": min(x1_new),
+                  "layer_maps_as_built": maps_ok},
+        baseline=None,
+        holds=max(s1) < 1e-6 and max(x1_shared) < 1e-6 and min(x1_new) > 1e-3 and maps_ok))
+
+    fast = float(np.median([t for s in seeds for t in s["phi_u_seconds"]]))
+    slow = float(np.median([t for s in seeds for t in s["permtest_seconds"]]))
+    agree = [(s["permtest_p"][k] <= ALPHA) == (s["phi_u_fisher_p"][k] <= ALPHA) for s in seeds for k in s["permtest_p"]]
+    claims.append(Claim(
+        text=CLAIM_SPEED, paper=">= 20x, same decision (alpha = 0.01) on every pair",
+        measured={"speedup": slow / fast, "decisions_agree": f"{sum(agree)}/{len(agree)}"},
+        baseline={"permtest_seconds_median": slow, "phi_u_seconds_median": fast},
+        holds=slow / fast >= 20 and all(agree)))
+
+    figure = _figure(run, per_seed, T)
+    return Result(metrics={"sizes": sizes, "per_seed": {str(k): v for k, v in per_seed.items()},
+                           "speedup_phi_u_vs_permtest": slow / fast},
+                  claims=claims, figures=[figure])
