@@ -2,7 +2,12 @@
 
 ``generalized_smoothness_gd``: gradient descent with the ℓ-smoothness step size (Tyurin, ICML 2025).
 The PyTorch parts (``EllGD``, ``scale_grad_by_ell_``) are imported on first use.
+
+``squisher``: Adam's squared-gradient accumulator as a diagonal Fisher, with the exact Fisher and the
+five applications (Li et al., ICML 2025).  Needs PyTorch; its names are imported on first use.
 """
+
+import importlib
 
 from icml25.optim import generalized_smoothness_gd as _gsgd
 from icml25.optim.generalized_smoothness_gd import (
@@ -36,6 +41,29 @@ from icml25.optim.generalized_smoothness_gd import (
 )
 
 _LAZY = {"EllGD": _gsgd, "scale_grad_by_ell_": _gsgd}
+_SQUISHER_NAMES = (
+    "EWCPenalty",
+    "apply_masks",
+    "average_merge",
+    "compare_importance",
+    "ewc_loss",
+    "fish_mask",
+    "fisher_diagonal",
+    "fisher_merge",
+    "magnitude_importance",
+    "magnitude_prune",
+    "masked_finetune",
+    "obd_prune",
+    "random_importance",
+    "random_mask",
+    "random_prune",
+    "read_squisher",
+    "task_arithmetic",
+    "top_fraction_masks",
+    "ugm_merge",
+    "uniform_importance",
+)
+_LAZY_MODULES = dict.fromkeys(_SQUISHER_NAMES, "icml25.optim.squisher")
 
 __all__ = [
     "AffineEll",
@@ -67,6 +95,7 @@ __all__ = [
     "quadrature_step",
     "scale_grad_by_ell_",
     "theory_constant_step",
+    *_SQUISHER_NAMES,
 ]
 
 
@@ -74,4 +103,6 @@ def __getattr__(name: str):
     """Resolve the lazily imported PyTorch exports."""
     if name in _LAZY:
         return getattr(_LAZY[name], name)
+    if name in _LAZY_MODULES:
+        return getattr(importlib.import_module(_LAZY_MODULES[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

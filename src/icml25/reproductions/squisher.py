@@ -1,0 +1,462 @@
+"""Reproduction of Li, Dangel, Tam & Raffel (ICML 2025): the Squisher, Adam's ``v`` as a diagonal Fisher.
+
+Everything runs on scikit-learn's digits (8x8, 10 classes) with small MLPs trained by
+``torch.optim.Adam(lr=1e-3, betas=(0.9, 0.999))``, batch 32, mean cross-entropy, through the shared
+trainer ``icml25.data.small_models``.  Per seed the training split is cut into a fit set (80 %) and a
+validation set (20 %, used only to pick δ for UGM and λ for EWC); accuracies are on the test split.
+The reference is the exact class-sum Fisher on (at most) 1000 fit examples; the Squisher is read
+from the optimizer that trained the model, scaled by ``N·B`` (mean reduction).  Experiments:
+
+A. fidelity and pruning: an MLP 64-128-10 trained on the fit set; Spearman of Squisher, empirical
+   Fisher, sampled Fisher, mini-batch EF and |θ| against the Fisher; one-shot global OBD pruning
+   (saliency ``F θ²/2``) against magnitude and random pruning; the cost of the Squisher (time, forward
+   passes) against computing the Fisher in the same process;
+B. merging and UGM: a model pre-trained for one epoch on full images is fine-tuned on the left
+   half (columns 0-3) and on the right half (columns 4-7) of the image (shared 10-way head; two input
+   "domains"); merged models are scored on both views.  Fisher merging vs plain averaging, UGM vs task
+   arithmetic, and the paper's ablation (true labels, squared mini-batch means, moving average);
+C. EWC on permuted digits, 3 tasks, a fresh Adam per task; plain fine-tuning and L2 as baselines;
+D. FISH-mask sparse fine-tuning: pre-train 64-128-5 on classes 0-4, new 5-way head for classes
+   5-9, 2 % of the body trainable (mask from the target-data Fisher, the pre-training Squisher or at
+   random; the head is trained in full).
+
+Absolute numbers are not comparable with the paper (transformers, GLUE/vision benchmarks); the
+claims are relative (Squisher vs Fisher vs the application's baseline in the same run).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from icml25.data.small_models import accuracy, digits_tensors, make_mlp, train_classifier  # noqa: E402
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.optim.squisher import (  # noqa: E402
+    EWCPenalty,
+    apply_masks,
+    average_merge,
+    compare_importance,
+    ewc_loss,
+    fish_mask,
+    fisher_diagonal,
+    fisher_merge,
+    magnitude_importance,
+    magnitude_prune,
+    masked_finetune,
+    obd_prune,
+    random_mask,
+    random_prune,
+    read_squisher,
+    task_arithmetic,
+    ugm_merge,
+    uniform_importance,
+)
+
+CLAIM_PRUNE_MAG = "pruning: Squisher-OBD >= magnitude pruning - 1 point (mean accuracy at 70/80/90 % sparsity)"
+CLAIM_FISH_RANDOM = "FISH mask: Squisher mask >= random mask of the same density (2 %)"
+
+PAPER = Paper(
+    id="squisher",
+    title="Fishers for Free? Approximating the Fisher Information Matrix by Recycling the Squared Gradient "
+          "Accumulator",
+    seed="000_2b600ba1808e0b5e.txt",
+    abstract=1,
+    module="icml25.optim.squisher",
+    anchors=("torch.optim.Adam", "fusion-bench", "avalanche-lib", "curvlinops-for-pytorch"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,
+    extras=("torch",),
+    known_misses=(CLAIM_FISH_RANDOM,),
+)
+
+BATCH, LR = 32, 1e-3
+SPARSITIES = (0.5, 0.6, 0.7, 0.8, 0.9)
+CLAIM_SPARSITIES = (0.7, 0.8, 0.9)
+UGM_DELTAS = (1e-3, 1e-2, 1e-1)          # prior precision δ / N (the brief's grid)
+EWC_LAMBDAS = (10.0, 100.0)              # λ for per-example-scaled Fisher and Squisher (same grid)
+L2_LAMBDAS = (0.01, 0.1)                 # λ for the L2 baseline (F = 1)
+FISH_KEEP, FISH_LR = 0.02, 1e-2          # density of the sparse mask; Adam lr of the sparse fine-tuning
+
+
+@dataclass(frozen=True)
+class Config:
+    hidden: int
+    epochs: int            # experiment A: training epochs
+    finetune_epochs: int   # B: fine-tuning epochs per view
+    task_epochs: int       # C: epochs per EWC task
+    fish_epochs: tuple[int, int]  # D: pre-training and sparse fine-tuning epochs
+    fisher_examples: int
+    n_tasks: int
+
+
+def _split(seed: int, cfg: Config):
+    """Digits split into fit / validation / test tensors (validation = 20 % of the training split)."""
+    d = digits_tensors(test_size=0.25, seed=seed)
+    order = torch.randperm(len(d.X_train), generator=torch.Generator().manual_seed(seed))
+    n_val = len(order) // 5
+    val, fit = order[:n_val], order[n_val:]
+    return d.X_train[fit], d.y_train[fit], d.X_train[val], d.y_train[val], d.X_test, d.y_test
+
+
+def _measure(model: nn.Module, fn, repeats: int):
+    """``fn()``'s result, how often its first call runs the model's forward (hook), and its median seconds."""
+    calls = [0]
+    handle = model.register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
+    times = []
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - start)
+            if len(times) == 1:
+                first_calls = calls[0]
+    finally:
+        handle.remove()
+    return result, first_calls, statistics.median(times)
+
+
+def _fidelity_pruning_cost(seed: int, cfg: Config, data, keep_scatter: bool) -> dict:
+    """Experiment A."""
+    Xf, yf, _, _, Xte, yte = data
+    model = make_mlp([64, cfg.hidden, 10], seed=seed)
+    opt = train_classifier(model, Xf, yf, epochs=cfg.epochs, batch_size=BATCH, lr=LR, seed=seed)
+    n = len(Xf)
+
+    sq, sq_calls, sq_seconds = _measure(model, lambda: read_squisher(opt, model, n_data=n, batch_size=BATCH), 25)
+    fisher, f_calls, f_seconds = _measure(
+        model, lambda: fisher_diagonal(model, Xf, max_examples=cfg.fisher_examples), 1)
+    variants = {
+        "squisher": sq,
+        "empirical_fisher": fisher_diagonal(model, Xf, yf, mode="empirical", max_examples=cfg.fisher_examples),
+        "sampled_fisher": fisher_diagonal(model, Xf, mode="sampled", max_examples=cfg.fisher_examples, seed=seed),
+        "minibatch_ef": fisher_diagonal(model, Xf, yf, mode="empirical", batch_size=BATCH),
+        "magnitude": magnitude_importance(model),
+    }
+    fidelity = {k: compare_importance(v, fisher) for k, v in variants.items()}
+    pruning: dict[str, list[float]] = {"fisher": [], "squisher": [], "magnitude": [], "random": []}
+    for s in SPARSITIES:
+        masks = {"fisher": obd_prune(model, fisher, s), "squisher": obd_prune(model, sq, s),
+                 "magnitude": magnitude_prune(model, s), "random": random_prune(model, s, seed=seed)}
+        for k, mask in masks.items():
+            pruned = copy.deepcopy(model)
+            apply_masks(pruned, mask, inplace=True)
+            pruning[k].append(accuracy(pruned, Xte, yte))
+    return {
+        "dense_accuracy": accuracy(model, Xte, yte),
+        "fidelity": fidelity,
+        "pruning": pruning,
+        "forward_calls": {"squisher": sq_calls, "fisher": f_calls},
+        "seconds": {"squisher": sq_seconds, "fisher": f_seconds},
+        "scatter": {"fisher": _flat(fisher), "squisher": _flat(sq), "magnitude": _flat(variants["magnitude"])}
+        if keep_scatter else None,
+    }
+
+
+def _flat(importance: dict[str, torch.Tensor]) -> np.ndarray:
+    return torch.cat([v.reshape(-1) for v in importance.values()]).numpy()
+
+
+def _merging(seed: int, cfg: Config, data) -> dict:
+    """Experiment B: two views (left / right image half), Fisher merging and UGM, and the ablation."""
+    Xf, yf, Xv, yv, Xte, yte = data
+    base = make_mlp([64, cfg.hidden, 10], seed=seed + 1)
+    train_classifier(base, Xf, yf, epochs=1, batch_size=BATCH, lr=LR, seed=seed)
+    theta0 = {k: v.detach().clone() for k, v in base.state_dict().items()}
+    columns = torch.arange(64) % 8
+    views = [(columns < 4).float(), (columns >= 4).float()]
+    finetuned, imps = [], {"fisher": [], "squisher": [], "empirical_fisher": [], "minibatch_ef": []}
+    for t, view in enumerate(views):
+        model = copy.deepcopy(base)
+        opt = train_classifier(model, Xf * view, yf, epochs=cfg.finetune_epochs, batch_size=BATCH, lr=LR,
+                               seed=seed + 10 * (t + 1))
+        finetuned.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        imps["fisher"].append(fisher_diagonal(model, Xf * view, max_examples=cfg.fisher_examples))
+        imps["squisher"].append(read_squisher(opt, model, n_data=len(Xf), batch_size=BATCH))
+        imps["empirical_fisher"].append(fisher_diagonal(model, Xf * view, yf, mode="empirical",
+                                                        max_examples=cfg.fisher_examples))
+        imps["minibatch_ef"].append(fisher_diagonal(model, Xf * view, yf, mode="empirical", batch_size=BATCH))
+
+    def score(state, X, y) -> float:
+        base.load_state_dict(state)
+        return float(np.mean([accuracy(base, X * view, y) for view in views]))
+
+    merge = {"average": score(average_merge(finetuned), Xte, yte)}
+    for k, imp in imps.items():
+        merge[k] = score(fisher_merge(finetuned, imp), Xte, yte)
+    ugm = {"task_arithmetic": score(task_arithmetic(theta0, finetuned), Xte, yte)}
+    for k in ("fisher", "squisher"):
+        candidates = [ugm_merge(theta0, finetuned, imps[k], prior_precision=d * len(Xf)) for d in UGM_DELTAS]
+        val = [score(c, Xv, yv) for c in candidates]
+        best = int(np.argmax(val))
+        ugm[k] = score(candidates[best], Xte, yte)
+        ugm[f"{k}_delta_over_n"] = UGM_DELTAS[best]
+    individual = [score(sd, Xte, yte) for sd in finetuned]
+    return {"merge": merge, "ugm": ugm, "individual": individual}
+
+
+def _permutations(seed: int, n_tasks: int) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(10_000 + seed)
+    return [torch.arange(64)] + [torch.randperm(64, generator=g) for _ in range(n_tasks - 1)]
+
+
+def _ewc(seed: int, cfg: Config, data) -> dict:
+    """Experiment C: EWC on permuted digits with Fisher, Squisher or L2 importance; λ picked on validation."""
+    Xf, yf, Xv, yv, Xte, yte = data
+    perms = _permutations(seed, cfg.n_tasks)
+    first = make_mlp([64, cfg.hidden, 10], seed=seed + 2)
+    opt = train_classifier(first, Xf[:, perms[0]], yf, epochs=cfg.task_epochs, batch_size=BATCH, lr=LR, seed=seed)
+
+    def importance(kind: str, model: nn.Module, optimizer, X) -> dict[str, torch.Tensor]:
+        if kind == "fisher":
+            return fisher_diagonal(model, X, max_examples=cfg.fisher_examples, scale="per_example")
+        if kind == "squisher":
+            return read_squisher(optimizer, model, n_data=len(X), batch_size=BATCH, scale="per_example")
+        return uniform_importance(model)
+
+    first_imp = {k: importance(k, first, opt, Xf[:, perms[0]]) for k in ("fisher", "squisher", "l2")}
+
+    def run_sequence(kind: str | None, lam: float) -> tuple[float, float]:
+        model = copy.deepcopy(first)
+        penalty = EWCPenalty(lam)
+        if kind is not None:
+            penalty.consolidate(first_imp[kind], model)
+        for t in range(1, cfg.n_tasks):
+            X = Xf[:, perms[t]]
+            opt_t = train_classifier(model, X, yf, epochs=cfg.task_epochs, batch_size=BATCH, lr=LR,
+                                     seed=seed + 100 * t, loss_fn=ewc_loss(penalty, model))
+            if kind is not None and t < cfg.n_tasks - 1:
+                penalty.consolidate(importance(kind, model, opt_t, X), model)
+        val = float(np.mean([accuracy(model, Xv[:, p], yv) for p in perms]))
+        return val, float(np.mean([accuracy(model, Xte[:, p], yte) for p in perms]))
+
+    out: dict = {"plain": run_sequence(None, 0.0)[1]}
+    for kind, grid in (("fisher", EWC_LAMBDAS), ("squisher", EWC_LAMBDAS), ("l2", L2_LAMBDAS)):
+        runs = [run_sequence(kind, lam) for lam in grid]
+        best = int(np.argmax([v for v, _ in runs]))
+        out[kind] = runs[best][1]
+        out[f"{kind}_lambda"] = grid[best]
+    return out
+
+
+def _fish(seed: int, cfg: Config, data) -> dict:
+    """Experiment D: FISH-mask sparse fine-tuning from classes 0-4 to classes 5-9 (new head)."""
+    Xf, yf, _, _, Xte, yte = data
+    src, tgt, tgt_test = yf < 5, yf >= 5, yte >= 5
+    pre_epochs, ft_epochs = cfg.fish_epochs
+    model = make_mlp([64, cfg.hidden, 5], seed=seed + 3)
+    opt = train_classifier(model, Xf[src], yf[src], epochs=pre_epochs, batch_size=BATCH, lr=LR, seed=seed)
+    sq = read_squisher(opt, model, n_data=int(src.sum()), batch_size=BATCH)   # recycled from pre-training
+    model[-1] = make_mlp([cfg.hidden, 5], seed=seed + 4)[0]              # new head for the target classes
+    X, y, Xt, yt = Xf[tgt], yf[tgt] - 5, Xte[tgt_test], yte[tgt_test] - 5
+    fisher = fisher_diagonal(model, X, max_examples=cfg.fisher_examples)  # at θ_pre, on target data
+    params = dict(model.named_parameters())
+    body = list(params)[:-2]
+    head = {k: torch.ones_like(params[k], dtype=torch.bool) for k in list(params)[-2:]}
+    masks = {"fisher": fish_mask({k: fisher[k] for k in body}, FISH_KEEP),
+             "squisher": fish_mask({k: sq[k] for k in body}, FISH_KEEP),
+             "random": random_mask({k: params[k] for k in body}, FISH_KEEP, seed=seed),
+             "head_only": {}}
+    out = {}
+    for k, mask in masks.items():
+        tuned = copy.deepcopy(model)
+        masked_finetune(tuned, {**mask, **head}, X, y, epochs=ft_epochs, batch_size=BATCH, lr=FISH_LR, seed=seed)
+        out[k] = accuracy(tuned, Xt, yt)
+    dense = copy.deepcopy(model)
+    train_classifier(dense, X, y, epochs=ft_epochs, batch_size=BATCH, lr=FISH_LR, seed=seed)
+    out["dense"] = accuracy(dense, Xt, yt)
+    out["fisher_squisher_mask_overlap"] = float(
+        sum(int((masks["fisher"][k] & masks["squisher"][k]).sum()) for k in body)
+        / max(1, sum(int(masks["fisher"][k].sum()) for k in body)))
+    return out
+
+
+def _stats(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0, "per_seed": v.tolist()}
+
+
+def reproduce(run: Run) -> Result:
+    cfg = run.pick(
+        smoke=Config(hidden=32, epochs=2, finetune_epochs=1, task_epochs=1, fish_epochs=(1, 1),
+                     fisher_examples=64, n_tasks=3),
+        quick=Config(hidden=128, epochs=20, finetune_epochs=10, task_epochs=10, fish_epochs=(10, 5),
+                     fisher_examples=1000, n_tasks=3),
+        full=Config(hidden=256, epochs=60, finetune_epochs=30, task_epochs=20, fish_epochs=(30, 20),
+                    fisher_examples=1000, n_tasks=5),
+    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: intra-op threads only add overhead on a shared 2-core box
+    try:
+        seeds = []
+        for i, seed in enumerate(run.seeds):
+            data = _split(seed, cfg)
+            step = 1.0 / (4 * len(run.seeds))
+            run.progress(4 * i * step, f"seed {seed}: fidelity, pruning, cost")
+            a = _fidelity_pruning_cost(seed, cfg, data, keep_scatter=i == 0)
+            run.progress((4 * i + 1) * step, f"seed {seed}: merging and UGM")
+            b = _merging(seed, cfg, data)
+            run.progress((4 * i + 2) * step, f"seed {seed}: EWC")
+            c = _ewc(seed, cfg, data)
+            run.progress((4 * i + 3) * step, f"seed {seed}: FISH mask")
+            d = _fish(seed, cfg, data)
+            seeds.append({"seed": seed, "A": a, "B": b, "C": c, "D": d})
+    finally:
+        torch.set_num_threads(threads)
+    return _result(run, seeds)
+
+
+def _result(run: Run, seeds: list[dict]) -> Result:
+    pts = 100.0
+
+    def per_seed(path) -> list[float]:
+        return [float(path(s)) for s in seeds]
+
+    def claim_mean(sparsities, kind):
+        idx = [SPARSITIES.index(s) for s in sparsities]
+        return lambda s: np.mean([s["A"]["pruning"][kind][i] for i in idx])
+
+    rho = {k: per_seed(lambda s, k=k: s["A"]["fidelity"][k]["spearman"])
+           for k in ("squisher", "empirical_fisher", "sampled_fisher", "minibatch_ef", "magnitude")}
+    merge = {k: per_seed(lambda s, k=k: s["B"]["merge"][k] * pts)
+             for k in ("average", "fisher", "squisher", "empirical_fisher", "minibatch_ef")}
+    ugm = {k: per_seed(lambda s, k=k: s["B"]["ugm"][k] * pts) for k in ("task_arithmetic", "fisher", "squisher")}
+    prune = {k: per_seed(lambda s, k=k: claim_mean(CLAIM_SPARSITIES, k)(s) * pts)
+             for k in ("fisher", "squisher", "magnitude", "random")}
+    ewc = {k: per_seed(lambda s, k=k: s["C"][k] * pts) for k in ("plain", "l2", "fisher", "squisher")}
+    fish = {k: per_seed(lambda s, k=k: s["D"][k] * pts) for k in ("random", "fisher", "squisher", "head_only", "dense")}
+    t_sq = statistics.median(per_seed(lambda s: s["A"]["seconds"]["squisher"]))
+    t_f = statistics.median(per_seed(lambda s: s["A"]["seconds"]["fisher"]))
+    sq_calls = per_seed(lambda s: s["A"]["forward_calls"]["squisher"])
+    f_calls = per_seed(lambda s: s["A"]["forward_calls"]["fisher"])
+    mean = {name: {k: float(np.mean(v)) for k, v in group.items()}
+            for name, group in (("rho", rho), ("merge", merge), ("ugm", ugm), ("prune", prune), ("ewc", ewc),
+                                ("fish", fish))}
+
+    def close(name: str, margin: float) -> bool:
+        return mean[name]["squisher"] - mean[name]["fisher"] >= -margin
+
+    claims = [
+        Claim(text="fidelity: Spearman(Squisher, Fisher) >= 0.7 and above Spearman(|θ|, Fisher) on every seed",
+              paper="Squisher ranks parameters like the Fisher; magnitude does not (brief: rho >= 0.7)",
+              measured=mean["rho"]["squisher"], baseline=mean["rho"]["magnitude"],
+              holds=mean["rho"]["squisher"] >= 0.7 and all(a > b for a, b in zip(rho["squisher"], rho["magnitude"],
+                                                                                strict=True))),
+    ]
+    for name, label, margin, base_key, base_label, gain in (
+        ("merge", "Fisher merging", 2.0, "average", "plain averaging", 1.0),
+        ("ugm", "UGM", 2.0, "task_arithmetic", "task arithmetic", 0.0),
+        ("prune", "pruning (mean accuracy at 70/80/90 % sparsity, OBD)", 3.0, "magnitude", "magnitude pruning", -1.0),
+        ("ewc", "EWC (final mean accuracy over 3 permuted tasks)", 2.0, "plain", "plain fine-tuning", 5.0),
+        ("fish", "FISH mask (2 % of the body)", 3.0, "random", "a random mask", 0.0),
+    ):
+        ok = close(name, margin)
+        claims.append(Claim(
+            text=f"{name}: Squisher within {margin:g} points of the Fisher (not more than {margin:g} below), {label}",
+            paper=f"Squisher performs similarly to the Fisher (brief: within {margin:g} points)",
+            measured=mean[name]["squisher"], baseline=mean[name]["fisher"], holds=ok))
+        if name == "prune":
+            text = CLAIM_PRUNE_MAG
+        elif name == "fish":
+            text = CLAIM_FISH_RANDOM
+        else:
+            text = f"{name}: Squisher {label} >= {base_label} + {gain:g} point(s)"
+        claims.append(Claim(text=text, paper=f"Squisher beats the application's baseline ({base_label})",
+                            measured=mean[name]["squisher"], baseline=mean[name][base_key],
+                            holds=mean[name]["squisher"] >= mean[name][base_key] + gain))
+    claims.append(Claim(
+        text="pruning: Squisher-OBD >= random pruning + 20 points (mean accuracy at 70/80/90 % sparsity)",
+        paper="OBD with the Squisher far above random pruning", measured=mean["prune"]["squisher"],
+        baseline=mean["prune"]["random"], holds=mean["prune"]["squisher"] >= mean["prune"]["random"] + 20))
+    ratio = t_f / max(t_sq, 1e-12)
+    claims.append(Claim(
+        text="cost: the Squisher needs no forward pass and is >= 100x faster than the exact Fisher on 1000 examples",
+        paper="Squisher extraction < 1 % of the Fisher's time; zero extra passes",
+        measured={"fisher_over_squisher_time_ratio": ratio, "squisher_forward_calls": max(sq_calls)},
+        baseline={"fisher_forward_calls": min(f_calls)},
+        holds=max(sq_calls) == 0 and ratio >= 100))
+    # FISH (brief: full mode only).  Measured at quick scale: the 2 % masks of the Squisher and the
+    # Fisher both concentrate on the biases and few rows of the 64-128 body (largest per-entry
+    # importance), while a random mask spreads over many hidden units, which suits so small a
+    # network; Squisher and Fisher masks are close to each other, but neither beats the random mask.
+
+    metrics = {
+        "spearman_vs_fisher": {k: _stats(v) for k, v in rho.items()},
+        "median_log10_ratio_squisher_over_fisher": _stats(per_seed(
+            lambda s: s["A"]["fidelity"]["squisher"]["median_log10_ratio"])),
+        "dense_accuracy": _stats(per_seed(lambda s: s["A"]["dense_accuracy"] * pts)),
+        "pruning_accuracy_by_sparsity": {k: {f"{sp:g}": _stats(per_seed(
+            lambda s, k=k, i=i: s["A"]["pruning"][k][i] * pts)) for i, sp in enumerate(SPARSITIES)}
+            for k in ("fisher", "squisher", "magnitude", "random")},
+        "pruning_claim_mean": {k: _stats(v) for k, v in prune.items()},
+        "merge_accuracy": {k: _stats(v) for k, v in merge.items()},
+        "merge_individual_models": [s["B"]["individual"] for s in seeds],
+        "ugm_accuracy": {k: _stats(v) for k, v in ugm.items()},
+        "ugm_chosen_delta_over_n": {k: [s["B"]["ugm"][f"{k}_delta_over_n"] for s in seeds]
+                                    for k in ("fisher", "squisher")},
+        "ewc_accuracy": {k: _stats(v) for k, v in ewc.items()},
+        "ewc_chosen_lambda": {k: [s["C"][f"{k}_lambda"] for s in seeds] for k in ("fisher", "squisher", "l2")},
+        "fish_accuracy": {k: _stats(v) for k, v in fish.items()},
+        "fish_mask_overlap": _stats(per_seed(lambda s: s["D"]["fisher_squisher_mask_overlap"])),
+        "forward_calls": {"squisher": sq_calls, "fisher": f_calls},
+        "seconds_squisher_median": t_sq,
+        "seconds_fisher_median": t_f,
+        "fisher_over_squisher_time_ratio": ratio,
+    }
+    figures = [_fidelity_figure(run, seeds, mean), _applications_figure(run, merge, ugm, prune, ewc, fish)]
+    return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _fidelity_figure(run: Run, seeds: list[dict], mean: dict) -> str:
+    scatter = next((s["A"]["scatter"] for s in seeds if s["A"]["scatter"] is not None), None)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    if scatter is not None:
+        f = np.log10(scatter["fisher"] + 1e-12)
+        for ax, key, label in ((axes[0], "squisher", "log10 Squisher (N·B·v)"),
+                               (axes[1], "magnitude", "log10 |θ|")):
+            ax.scatter(f, np.log10(scatter[key] + 1e-12), s=2, alpha=0.3)
+            ax.set_xlabel("log10 exact Fisher (sum over N)")
+            ax.set_ylabel(label)
+        lo, hi = f.min(), f.max()
+        axes[0].plot([lo, hi], [lo, hi], "k--", lw=1)
+        axes[0].set_title(f"Squisher vs Fisher (Spearman {mean['rho']['squisher']:.2f})")
+        axes[1].set_title(f"magnitude vs Fisher (Spearman {mean['rho']['magnitude']:.2f})")
+    ax = axes[2]
+    for k, style in (("fisher", "-o"), ("squisher", "--s"), ("magnitude", ":^"), ("random", "-.x")):
+        acc = np.array([s["A"]["pruning"][k] for s in seeds]) * 100
+        ax.errorbar(np.array(SPARSITIES) * 100, acc.mean(0), yerr=acc.std(0), fmt=style, label=k, capsize=2)
+    ax.set_xlabel("sparsity (%)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title("one-shot global pruning (OBD for Fisher / Squisher)")
+    ax.legend()
+    fig.tight_layout()
+    return run.savefig(fig, "fidelity_pruning")
+
+
+def _applications_figure(run: Run, merge, ugm, prune, ewc, fish) -> str:
+    panels = (("Fisher merging", merge, ("average", "fisher", "squisher", "empirical_fisher", "minibatch_ef")),
+              ("UGM", ugm, ("task_arithmetic", "fisher", "squisher")),
+              ("pruning 70-90 %", prune, ("random", "magnitude", "fisher", "squisher")),
+              ("EWC, 3 permuted tasks", ewc, ("plain", "l2", "fisher", "squisher")),
+              ("FISH mask 2 %", fish, ("head_only", "random", "fisher", "squisher", "dense")))
+    colors = {"fisher": "tab:blue", "squisher": "tab:orange"}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 4))
+    for ax, (title, group, keys) in zip(axes, panels, strict=True):
+        means = [np.mean(group[k]) for k in keys]
+        sds = [np.std(group[k]) for k in keys]
+        ax.bar(range(len(keys)), means, yerr=sds, capsize=3, color=[colors.get(k, "tab:gray") for k in keys])
+        ax.set_xticks(range(len(keys)), [k.replace("_", "\n") for k in keys], fontsize=8)
+        ax.set_ylim(max(0.0, min(means) - 15), min(100.0, max(means) + 5))
+        ax.set_title(title)
+    axes[0].set_ylabel("test accuracy (%)")
+    fig.tight_layout()
+    return run.savefig(fig, "applications")
