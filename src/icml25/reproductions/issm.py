@@ -111,7 +111,7 @@ def _step_seconds(models: dict[str, ISSM], y: np.ndarray, u: np.ndarray, repeats
     return out
 
 
-def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> dict[str, float]:
+def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """The official demo's motor-cortex model (K = 20 training and 20 held-out trials, 10 time units).
 
     Only the phase x2 is scored on unstimulated steps: with a1 dt = -1 the radius coordinate x1 is
@@ -121,7 +121,7 @@ def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> dict[str, flo
     K, steps = 20, 200
     u = stimulation_trials(2 * K, steps, 2, seed=rng, **PROTOCOL)
     x, y = simulate_dynamic_attractor(2 * K, 10.0, DT, u=u, seed=rng)
-    out = {}
+    out, traces = {}, {"x": x[K], "u": u[K]}
     for name in MODELS:
         model = ISSM(2, 2, 2, dt=DT, interventional=name == "issm", rnn_hidden=rnn_hidden, seed=seed)
         with warnings.catch_warnings():
@@ -131,9 +131,10 @@ def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> dict[str, flo
         mask = (u[K:] == 0).all(-1)
         out[f"{name}_phase_r2_perm"] = aligned_r2(x[K:, :, 1:], x_hat, mask, "perm")
         out[f"{name}_phase_r2_linear"] = aligned_r2(x[K:, :, 1:], x_hat, mask, "linear")
+        traces[name] = align_latents(x[K:, :, 1:], x_hat, mask, "perm")[0, :, 0]
         y_hat = model.reconstruct(y[K:], u[K:]).numpy()
         out[f"{name}_reconstruction_corr"] = float(np.corrcoef(y_hat.ravel(), y[K:].ravel())[0, 1])
-    return out
+    return out, traces
 
 
 def reproduce(run: Run) -> Result:
@@ -177,7 +178,9 @@ def reproduce(run: Run) -> Result:
             if seed == run.seeds[0]:
                 show = {"sets": sets, "truth": truth, "models": models}
             if run.scale == "full":
-                dynamic_attractor.append(_dynamic_attractor(seed, n_iter, rnn_hidden))
+                scores, traces = _dynamic_attractor(seed, n_iter, rnn_hidden)
+                dynamic_attractor.append(scores)
+                show.setdefault("dynamic_attractor", traces)
 
     mean = {m: {k: float(np.mean(v)) for k, v in s.items() if k != "eigenvalues"} for m, s in per_seed.items()}
     r2_i, r2_s = mean["issm"]["r2_perm"], mean["ssm"]["r2_perm"]
@@ -218,6 +221,8 @@ def reproduce(run: Run) -> Result:
             "mean": {k: float(np.mean([d[k] for d in dynamic_attractor])) for k in dynamic_attractor[0]},
         }
     figures = [_figure(run, show, per_seed)]
+    if "dynamic_attractor" in show:
+        figures.append(_figure_dynamic_attractor(run, show["dynamic_attractor"]))
     return Result(metrics=metrics, claims=claims, figures=figures)
 
 
@@ -285,3 +290,18 @@ def _figure(run: Run, show: dict, per_seed: dict) -> str:
     ax.set(title="latent R^2 (perm-aligned, held-out), bars = mean, dots = seeds", ylim=(0, 1.05))
     fig.tight_layout()
     return run.savefig(fig, "issm")
+
+
+def _figure_dynamic_attractor(run: Run, traces: dict[str, np.ndarray]) -> str:
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    stim = (traces["u"] != 0).any(-1)
+    for t in np.flatnonzero(stim):
+        ax.axvspan(t - 0.5, t + 0.5, color="0.9", lw=0)
+    shown = np.where(stim, np.nan, traces["x"][:, 1])
+    ax.plot(shown, color="k", lw=2, label="true phase x2 (unstimulated steps)")
+    for name, color in zip(MODELS, ("C3", "C0"), strict=True):
+        ax.plot(np.where(stim, np.nan, traces[name]), color=color, label=f"{name} (perm-aligned)")
+    ax.set(title="DynamicAttractor (motor cortex), held-out trial; grey = stimulated", xlabel="step")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "dynamic_attractor")
