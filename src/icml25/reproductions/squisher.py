@@ -62,8 +62,19 @@ from icml25.optim.squisher import (  # noqa: E402
     uniform_importance,
 )
 
-CLAIM_PRUNE_MAG = "pruning: Squisher-OBD >= magnitude pruning - 1 point (mean accuracy at 70/80/90 % sparsity)"
-CLAIM_FISH_RANDOM = "FISH mask: Squisher mask >= random mask of the same density (2 %)"
+APPLICATION = {
+    "merge": "Fisher merging of the two views",
+    "ugm": "UGM of the two views",
+    "prune": "OBD pruning, mean accuracy at 70/80/90 % sparsity",
+    "ewc": "EWC, final mean accuracy over the permuted tasks",
+    "fish": "FISH mask, 2 % of the body",
+}
+GAIN = {"merge": 1.0, "ugm": 0.0, "prune": -1.0, "ewc": 5.0, "fish": 0.0}   # required gain over the baseline
+CLAIM_MERGE = "merge: Squisher Fisher merging >= plain averaging + 1 point"
+CLAIM_UGM = "ugm: Squisher UGM >= task arithmetic"
+CLAIM_PRUNE = "prune: Squisher-OBD >= magnitude pruning - 1 point (mean accuracy at 70/80/90 % sparsity)"
+CLAIM_EWC = "ewc: Squisher EWC >= plain fine-tuning + 5 points"
+CLAIM_FISH = "fish: Squisher mask >= random mask of the same density (2 %)"
 
 PAPER = Paper(
     id="squisher",
@@ -76,7 +87,7 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
-    known_misses=(CLAIM_FISH_RANDOM,),
+    known_misses=(CLAIM_FISH,),
 )
 
 BATCH, LR = 32, 1e-3
@@ -342,37 +353,37 @@ def _result(run: Run, seeds: list[dict]) -> Result:
             for name, group in (("rho", rho), ("merge", merge), ("ugm", ugm), ("prune", prune), ("ewc", ewc),
                                 ("fish", fish))}
 
-    def close(name: str, margin: float) -> bool:
-        return mean[name]["squisher"] - mean[name]["fisher"] >= -margin
-
     claims = [
         Claim(text="fidelity: Spearman(Squisher, Fisher) >= 0.7 and above Spearman(|θ|, Fisher) on every seed",
               paper="Squisher ranks parameters like the Fisher; magnitude does not (brief: rho >= 0.7)",
               measured=mean["rho"]["squisher"], baseline=mean["rho"]["magnitude"],
-              holds=mean["rho"]["squisher"] >= 0.7 and all(a > b for a, b in zip(rho["squisher"], rho["magnitude"],
-                                                                                strict=True))),
+              holds=mean["rho"]["squisher"] >= 0.7
+              and all(a > b for a, b in zip(rho["squisher"], rho["magnitude"], strict=True))),
     ]
-    for name, label, margin, base_key, base_label, gain in (
-        ("merge", "Fisher merging", 2.0, "average", "plain averaging", 1.0),
-        ("ugm", "UGM", 2.0, "task_arithmetic", "task arithmetic", 0.0),
-        ("prune", "pruning (mean accuracy at 70/80/90 % sparsity, OBD)", 3.0, "magnitude", "magnitude pruning", -1.0),
-        ("ewc", "EWC (final mean accuracy over 3 permuted tasks)", 2.0, "plain", "plain fine-tuning", 5.0),
-        ("fish", "FISH mask (2 % of the body)", 3.0, "random", "a random mask", 0.0),
+    # Each application: "close to the Fisher" (the brief's "within m points", read one-sided: the Squisher
+    # may be better than the Fisher, it must not be worse by more than m) and "beats the plain baseline".
+    # Pruning uses the mean accuracy at 70/80/90 % sparsity instead of the brief's 90 % alone: 90 % sits on
+    # the accuracy cliff of the one-shot pruned 64-128-10 MLP, where the per-seed accuracy of every method
+    # swings by 10-20 points (quick: Fisher-OBD 56.6, Squisher-OBD 67.9, magnitude 61.6 at 90 %, means).
+    for key, margin, base_key, text in (
+        ("merge", 2.0, "average", CLAIM_MERGE),
+        ("ugm", 2.0, "task_arithmetic", CLAIM_UGM),
+        ("prune", 3.0, "magnitude", CLAIM_PRUNE),
+        ("ewc", 2.0, "plain", CLAIM_EWC),
+        ("fish", 3.0, "random", CLAIM_FISH),
     ):
-        ok = close(name, margin)
+        sq, fi = mean[key]["squisher"], mean[key]["fisher"]
         claims.append(Claim(
-            text=f"{name}: Squisher within {margin:g} points of the Fisher (not more than {margin:g} below), {label}",
+            text=f"{key}: Squisher at most {margin:g} points below the Fisher ({APPLICATION[key]})",
             paper=f"Squisher performs similarly to the Fisher (brief: within {margin:g} points)",
-            measured=mean[name]["squisher"], baseline=mean[name]["fisher"], holds=ok))
-        if name == "prune":
-            text = CLAIM_PRUNE_MAG
-        elif name == "fish":
-            text = CLAIM_FISH_RANDOM
-        else:
-            text = f"{name}: Squisher {label} >= {base_label} + {gain:g} point(s)"
-        claims.append(Claim(text=text, paper=f"Squisher beats the application's baseline ({base_label})",
-                            measured=mean[name]["squisher"], baseline=mean[name][base_key],
-                            holds=mean[name]["squisher"] >= mean[name][base_key] + gain))
+            measured=sq, baseline=fi, holds=sq >= fi - margin))
+        claims.append(Claim(text=text, paper=f"Squisher beats the application's baseline ({base_key})",
+                            measured=sq, baseline=mean[key][base_key], holds=sq >= mean[key][base_key] + GAIN[key]))
+    # FISH is a full-mode claim in the brief; we run it at every scale and it misses at quick scale:
+    # random mask 93.9, Fisher mask 92.6, Squisher mask 92.9, head only 90.0, dense 97.8 (means, 3 seeds).
+    # The 2 % masks of Fisher and Squisher both concentrate on the biases and a few rows of the 64-128
+    # body (the largest per-entry importances; the two masks share only ~8 % of entries yet score alike),
+    # while a random mask spreads over many hidden units, which suits so small a network better.
     claims.append(Claim(
         text="pruning: Squisher-OBD >= random pruning + 20 points (mean accuracy at 70/80/90 % sparsity)",
         paper="OBD with the Squisher far above random pruning", measured=mean["prune"]["squisher"],
@@ -384,10 +395,6 @@ def _result(run: Run, seeds: list[dict]) -> Result:
         measured={"fisher_over_squisher_time_ratio": ratio, "squisher_forward_calls": max(sq_calls)},
         baseline={"fisher_forward_calls": min(f_calls)},
         holds=max(sq_calls) == 0 and ratio >= 100))
-    # FISH (brief: full mode only).  Measured at quick scale: the 2 % masks of the Squisher and the
-    # Fisher both concentrate on the biases and few rows of the 64-128 body (largest per-entry
-    # importance), while a random mask spreads over many hidden units, which suits so small a
-    # network; Squisher and Fisher masks are close to each other, but neither beats the random mask.
 
     metrics = {
         "spearman_vs_fisher": {k: _stats(v) for k, v in rho.items()},
@@ -446,7 +453,7 @@ def _applications_figure(run: Run, merge, ugm, prune, ewc, fish) -> str:
     panels = (("Fisher merging", merge, ("average", "fisher", "squisher", "empirical_fisher", "minibatch_ef")),
               ("UGM", ugm, ("task_arithmetic", "fisher", "squisher")),
               ("pruning 70-90 %", prune, ("random", "magnitude", "fisher", "squisher")),
-              ("EWC, 3 permuted tasks", ewc, ("plain", "l2", "fisher", "squisher")),
+              ("EWC, permuted digits", ewc, ("plain", "l2", "fisher", "squisher")),
               ("FISH mask 2 %", fish, ("head_only", "random", "fisher", "squisher", "dense")))
     colors = {"fisher": "tab:blue", "squisher": "tab:orange"}
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 4))
