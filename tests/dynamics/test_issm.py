@@ -196,6 +196,19 @@ def test_sample_clamps_to_the_stimulus_plus_noise():
     torch.testing.assert_close(x, x2)
 
 
+def test_sample_noise_matches_the_model():
+    lds = InterventionalLDS(2, 2, dt=0.05, noise_scale=0.1)
+    u = np.zeros((4000, 3, 2))
+    u[:, 0, 0] = 2.0
+    x = lds.sample(3, u, generator=torch.Generator().manual_seed(1))
+    assert x.dtype == torch.float32
+    first = x[:, 0]  # x_1 ~ N(intervene(0, u_1), (dt I)^2): the clamp moves the mean, the noise stays
+    torch.testing.assert_close(first.mean(0), torch.tensor([2.0, 0.0]), atol=5e-3, rtol=0)
+    torch.testing.assert_close(first.std(0), torch.tensor([0.05, 0.05]), atol=5e-3, rtol=0)
+    resid = x[:, 1:] - lds.mean(x[:, :-1], torch.zeros(4000, 2, 2))
+    torch.testing.assert_close(resid.std((0, 1)), torch.tensor([0.1, 0.1]), atol=5e-3, rtol=0)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

@@ -11,7 +11,7 @@ Example
 >>> x_hat = model.infer_latents(y, u).numpy()                  # posterior means, (K, T, D)
 >>> score = aligned_r2(x, x_hat, mask=(u == 0).all(-1))        # R2 on unstimulated steps
 
-The model (paper Sec. 3; official code ``models.py``/``inference.py``, JAX) re-implemented in
+The model of the paper (official code ``models.py``/``inference.py``, JAX), re-implemented in
 PyTorch with the same blocks:
 
 - dynamics ``InterventionalLDS``: ``x_1 ~ N(mu_0, Sigma_0)`` and ``x_t ~ N(mu_t, L L^T)`` with
@@ -73,7 +73,7 @@ def _gaussian_tril_log_prob(r: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
 
 
 class InterventionalLDS(nn.Module):
-    """Linear latent dynamics in which stimulation is an intervention (paper Eq. 2; official ``LinearDynamics``).
+    """Linear latent dynamics in which stimulation is an intervention (official ``LinearDynamics``).
 
     ``mean(x, u) = m * ((1 - dt) x + dt A x) + B u`` with ``m = 1[latent not stimulated]``;
     ``interventional=False`` gives the observational SSM ``(1 - dt) x + dt A x + B u``.
@@ -191,14 +191,14 @@ class InterventionalLDS(nn.Module):
 
     @torch.no_grad()
     def sample(
-        self, T: int, u: torch.Tensor | None = None, x0: torch.Tensor | None = None,
+        self, T: int, u: ArrayLike | None = None, x0: ArrayLike | None = None,
         generator: torch.Generator | None = None, K: int = 1,
     ) -> torch.Tensor:
         """Draw latents (K, T, D) under inputs ``u`` (K, T, M); ``x0`` (K, D) replaces the initial draw."""
         T = _check_dim("T", T)
         dtype, device = self.A.dtype, self.A.device
-        if u is None:
-            u = torch.zeros(K, T, self.M, dtype=dtype, device=device)
+        u = torch.zeros(K, T, self.M, dtype=dtype, device=device) if u is None else torch.as_tensor(
+            u, dtype=dtype, device=device)
         if u.ndim != 3 or u.shape[1:] != (T, self.M):
             raise ValueError(f"u must have shape (K, T, M) with T={T}, M={self.M}, got {tuple(u.shape)}")
         K = u.shape[0]
@@ -207,11 +207,11 @@ class InterventionalLDS(nn.Module):
             return torch.randn(K, self.D, generator=generator, dtype=dtype, device=device)
 
         if x0 is None:
-            x = self.intervene(self.init_mean + noise() @ self.init_tril.T, u[:, 0])
+            x = self.intervene(self.init_mean.expand(K, -1), u[:, 0]) + noise() @ self.init_tril.T
         else:
-            if x0.shape != (K, self.D):
+            if tuple(x0.shape) != (K, self.D):
                 raise ValueError(f"x0 must have shape (K, D) = ({K}, {self.D}), got {tuple(x0.shape)}")
-            x = x0.to(dtype)
+            x = torch.as_tensor(x0, dtype=dtype, device=device)
         xs = [x]
         L = self.scale_tril
         for t in range(1, T):
