@@ -7,11 +7,11 @@ Example
 >>> data = digits_tensors(seed=0)
 >>> model = make_mlp([64, 64, 10], seed=0)
 >>> opt = train_classifier(model, data.X_train, data.y_train, epochs=5, batch_size=32)
->>> sq = read_squisher(opt, model, n_data=len(data.X_train), batch_size=32)        # free: no data pass
->>> fisher = fisher_diagonal(model, data.X_train, max_examples=500)            # exact class-sum Fisher
+>>> sq = read_squisher(opt, model, n_data=len(data.X_train), batch_size=32)   # free: no data pass
+>>> fisher = fisher_diagonal(model, data.X_train, max_examples=500)         # exact class-sum Fisher
 >>> compare_importance(sq, fisher)["spearman"] > 0.5
 True
->>> masks = obd_prune(model, sq, sparsity=0.8)                                # any consumer takes either
+>>> masks = obd_prune(model, sq, sparsity=0.8)                              # any consumer takes either
 
 Contents (paper sections and the methods it plugs the Squisher into):
 
@@ -188,6 +188,7 @@ def read_squisher(
     ``scale`` is ``"fisher_sum"`` (sum over the ``n_data`` examples, the default), ``"per_example"``
     (divided by N) or ``"raw"`` (``v`` itself; ``n_data``/``batch_size`` not needed).
     ``bias_correction`` divides by ``1 - β2^t`` (Adam's own correction; ~1 after long training).
+    With ``amsgrad=True`` the running mean ``exp_avg_sq`` is read, not its running maximum.
     AdamW's decoupled weight decay does not enter ``v``; an L2 term in the loss (or Adam's
     ``weight_decay``) does, and is not corrected for.
 
