@@ -32,6 +32,7 @@ from icml25.planning import (
     robust_value_iteration,
     success_probability,
 )
+from icml25.planning.ambiguity import worst_case
 
 PAPER = Paper(
     id="robust_mcts",
@@ -213,6 +214,23 @@ def _gambler(n: int, seeds: tuple[int, ...], run: Run, done: float, share: float
     }
 
 
+def _operator_microseconds(seed: int, calls: int = 2000) -> dict:
+    """Median time of one backup (the operator alone, support of 3 as in the random trees), in microseconds."""
+    rng = np.random.default_rng([seed, 2])
+    p, v = rng.dirichlet(np.ones(3)).tolist(), rng.uniform(size=3).tolist()
+    d = np.abs(np.subtract.outer(np.arange(3), np.arange(3))) / 2.0
+    out = {}
+    for kind in ("none", *ROBUST_KINDS):
+        reps = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                worst_case(p, v, 0.5, kind, d)
+            reps.append((time.perf_counter() - start) / calls * 1e6)
+        out[kind] = float(np.median(reps))
+    return out
+
+
 # ---------------------------------------------------------------------------- 4. frozen lake
 def _frozen_lake(n: int, seeds: tuple[int, ...]) -> dict:
     plan_slips, exec_slips = (0.3, 0.4, 0.5), (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -292,6 +310,7 @@ def reproduce(run: Run) -> Result:
             **{k: v for k, v in gam.items() if k not in ("planning_seconds", "speed_ratio", "sims_per_second")},
         },
         "timing_seconds": {
+            "operator_microseconds_per_call": _operator_microseconds(run.seeds[0]),
             "planning_seconds": gam["planning_seconds"],
             "speed_ratio_seconds": gam["speed_ratio"],
             "sims_per_second": gam["sims_per_second"],
@@ -377,14 +396,14 @@ def reproduce(run: Run) -> Result:
             all(float(gap[m][high].max()) < 0 for m in ROBUST_KINDS),
         ),
         Claim(
-            "planning speed vs Stochastic-Power-UCT (Gambler, n = 1000 per state): TV and chi2",
+            f"planning speed vs Stochastic-Power-UCT (Gambler, n = {n_gambler} per state): TV and chi2",
             ">= 0.4x",
             min(gam["speed_ratio"]["tv"], gam["speed_ratio"]["chi2"]),
             1.0,
             min(gam["speed_ratio"]["tv"], gam["speed_ratio"]["chi2"]) >= 0.4,
         ),
         Claim(
-            "planning speed vs Stochastic-Power-UCT (Gambler, n = 1000 per state): Wasserstein",
+            f"planning speed vs Stochastic-Power-UCT (Gambler, n = {n_gambler} per state): Wasserstein",
             ">= 0.25x",
             gam["speed_ratio"]["wasserstein"],
             1.0,
@@ -392,6 +411,12 @@ def reproduce(run: Run) -> Result:
         ),
     ]
     if run.scale == "full":
+        # Full scale only, not asserted.  Measured (5 seeds): 0 of 15 cells for chi2 and for W1.  We evaluate
+        # each per-state policy table exactly (infinite horizon); the nominal plan then reaches the goal
+        # 41-90% of the time, chi2 33-86%, and W1 with rho = 0.5 on the normalised Manhattan metric lets
+        # the adversary reach a hole from every cell, so all robust values are 0 and its policy is arbitrary
+        # (< 1% success).  The paper's 3-15% nominal rates come from online episodes in its own setup,
+        # which we could not reconstruct (see docs/papers/robust_mcts.md).
         fl = _frozen_lake(4000, run.seeds)
         metrics["frozen_lake"] = fl
         claims.append(
