@@ -606,15 +606,16 @@ def distill_glu(block: Callable[[torch.Tensor], torch.Tensor], d_in: int, h: int
     generator = torch.Generator(device="cpu").manual_seed(seed)
     student = GLUMLP(d_in, h, seed=seed).to(device=device, dtype=dtype)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
-    for _ in range(steps):
-        x = torch.randn(batch_size, d_in, generator=generator).to(device=device, dtype=dtype)
-        with torch.no_grad():
-            target = block(x)
-        if target.shape != x.shape:
-            raise ValueError(f"block must map (n, {d_in}) to (n, {d_in}), got {tuple(target.shape)}")
-        opt.zero_grad()
-        nn.functional.mse_loss(student(x), target).backward()
-        opt.step()
+    with torch.enable_grad():  # also when called under torch.no_grad()
+        for _ in range(steps):
+            x = torch.randn(batch_size, d_in, generator=generator).to(device=device, dtype=dtype)
+            with torch.no_grad():
+                target = block(x)
+            if target.shape != x.shape:
+                raise ValueError(f"block must map (n, {d_in}) to (n, {d_in}), got {tuple(target.shape)}")
+            opt.zero_grad()
+            nn.functional.mse_loss(student(x), target).backward()
+            opt.step()
     return student.eval()
 
 

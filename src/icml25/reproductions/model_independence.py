@@ -53,8 +53,8 @@ from icml25.interpretability.model_independence import (  # noqa: E402
     weight_match_test,
 )
 
-CLAIM_EXACT = ("exact test (PERMTEST, phi_U + Fisher, T = 99) detects the fine-tuned child: p = 1/(T+1), "
-               "Fisher p < 1e-10")
+CLAIM_EXACT = ("exact test (PERMTEST of the phi_U Fisher statistic, T copies) detects the fine-tuned child: "
+               "p = 1/(T+1), Fisher p < 1e-10")
 CLAIM_NULL = ("independent pairs: PERMTEST and phi_U p-values look uniform (at most one p <= 0.01 of 15, "
               "KS vs U(0,1) does not reject at 0.01)")
 CLAIM_NAIVE = ("hidden permutation P1: naive L2 / unaligned cosine PERMTEST do not detect it (p > 0.01), "
@@ -64,7 +64,7 @@ CLAIM_MATCH = "MATCH detects F1, P1 and R1: every block p < 1e-6, Fisher p < 1e-
 CLAIM_MATCH_NULL = "MATCH p-values of independent pairs (15 x 2 blocks) look uniform: KS p >= 0.01, <= 20% below 0.05"
 CLAIM_LOCAL = ("localisation: pruned S1 (64 -> 48) matched in both blocks, retrained block of X1 not (p > 1e-3); "
                "maps {0: 0, 1: 1} and {0: 0}")
-CLAIM_SPEED = "phi_U + Spearman >= 20x faster than PERMTEST re-matching T = 99 copies, same decision on the zoo"
+CLAIM_SPEED = "phi_U + Spearman >= 20x faster than PERMTEST re-matching T copies, same decision on the zoo"
 
 PAPER = Paper(
     id="model_independence",
