@@ -1,0 +1,343 @@
+"""Reproduction of Marchetti, Shahverdi, Mereta, Trager & Kohn (ICML 2025 position paper): neurovarieties.
+
+The paper has no numeric headline claim; it proposes reading dimension, singularities and
+related invariants of the function spaces of polynomial networks as expressivity, sample
+complexity and training behaviour.  We check the mathematical facts this dictionary rests on,
+with the dimension computed as the generic rank of the parametrisation's Jacobian
+(``icml25.learning_theory.neuroalgebraic``), per run seed (fresh random parameters and points):
+
+1. shallow single-output networks: the computed dimension equals the Alexander–Hirschowitz
+   value on the grid ``d0 ∈ 2..5, d1 ∈ 1..8, r ∈ {2, 3, 4}`` (plus the AH exception
+   ``(5, 14, 1), r = 4``), and the expected-dimension formula (the baseline) is wrong exactly on
+   the defective cases;
+2. deep architectures: the brief's values, including the defective ``(3, 2, 2, 1), r = 2``;
+3. sample complexity: the rank with ``M`` samples is ``min(M, dim)`` for ``(3, 5, 1), r = 4``;
+4. sub-networks are singular points of the neurovariety ``det S = 0`` of ``(3, 2, 1), r = 2``
+   (Jacobian criterion) and critical points of the parametrisation;
+5. the activation degree threshold of equi-width architectures is 1 (Finkel et al.);
+6. linear networks (``r = 1``): dimension of rank-bounded matrices, where the expected-dimension
+   count (scalings only) is wrong;
+7. float rank against the exact rank (sympy, arithmetic modulo 2^31 - 1): equal on small cases,
+   and at least 20x faster on ``(3, 4, 1), r = 3`` (ratio of medians, same process).
+
+An illustration without a pass criterion: gradient descent from a small initialisation,
+a width-3 student fitting a width-1 teacher (``r = 2``), drives ``S`` to rank 1.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.learning_theory.neuroalgebraic import (  # noqa: E402
+    AH_EXCEPTIONS,
+    PolyNet,
+    activation_degree_threshold,
+    ah_secant_dim,
+    expected_dim,
+    linear_net_dim,
+    neurovariety_dim,
+    numerical_rank,
+    param_rank,
+    quadratic_coefficients,
+    quadratic_shallow_equations,
+    rank_with_samples,
+    singularity_report,
+    sym_coordinates,
+)
+
+PAPER = Paper(
+    id="neuroalgebraic",
+    title="Algebra Unveils Deep Learning — An Invitation to Neuroalgebraic Geometry",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=11,
+    module="icml25.learning_theory.neuroalgebraic",
+    anchors=("sympy", "Macaulay2 (out of scope)", "HomotopyContinuation.jl (out of scope)"),
+    default_seeds=(0, 1, 2),
+)
+
+NAMED_SHALLOW = {  # (widths, r): the brief's defective shallow cases and their dimensions
+    ((3, 5, 1), 4): 14, ((4, 9, 1), 4): 34, ((5, 7, 1), 3): 34, ((5, 14, 1), 4): 69,
+    ((4, 2, 1), 2): 7, ((5, 3, 1), 2): 12,
+}
+DEEP = {  # (widths, r): dimension from the brief
+    ((2, 3, 2), 2): 6, ((3, 3, 3), 2): 15, ((2, 2, 2, 2), 2): 8, ((2, 2, 3), 2): 8,
+    ((3, 3, 1), 3): 9, ((3, 2, 2, 1), 2): 7,
+}
+LINEAR = ((3, 2, 3), (4, 3, 2, 5), (2, 4, 3, 2), (5, 2, 4), (3, 1, 3))
+EXACT_CASES = (((3, 5, 1), 4), ((4, 2, 1), 2), ((3, 2, 2, 1), 2), ((2, 3, 2), 2), ((3, 4, 1), 3),
+               ((3, 2, 3), 1))
+SPEED_CASE = ((3, 4, 1), 3)
+THRESHOLD_WIDTHS = ((2, 2, 2), (3, 3, 3))
+
+
+def _shallow_grid(scale: str) -> list[tuple[tuple[int, ...], int]]:
+    """The brief's grid (``d0 ∈ 2..5, d1 ∈ 1..8, r ∈ 2..4``, ``A ≤ 400``); ``full`` adds ``d0 = 6, 7``, ``r = 5``."""
+    d0s, d1s, rs = {"smoke": (range(2, 4), range(1, 5), (2, 3)),
+                    "quick": (range(2, 6), range(1, 9), (2, 3, 4)),
+                    "full": (range(2, 8), range(1, 16), (2, 3, 4, 5))}[scale]
+    grid = [((d0, d1, 1), r) for d0 in d0s for d1 in d1s for r in rs
+            if PolyNet((d0, d1, 1), r).ambient_dim <= 400]
+    extra = [case for case in NAMED_SHALLOW if case not in grid and scale != "smoke"]
+    return grid + extra
+
+
+def _singular_check(seed: int) -> dict:
+    """Claim 4 on one seed: det S and its gradient at a generic width-2 point and at ``c_2 = 0``."""
+    net = PolyNet((3, 2, 1), 2)
+    variety = quadratic_shallow_equations(3, 2)
+    theta = net.random_params(np.random.default_rng([seed, 4]))
+    sub = theta.copy()
+    sub[-1] = 0.0  # outgoing weight of neuron 2: a width-1 sub-network
+    generic = singularity_report(variety, sym_coordinates(quadratic_coefficients(theta, 3, 2)))
+    narrow = singularity_report(variety, sym_coordinates(quadratic_coefficients(sub, 3, 2)))
+    parallel = theta.copy()
+    parallel[3:6] = theta[0:3]  # two neurons with the same incoming row
+    return {
+        "det_generic": generic["residual"], "det_sub": narrow["residual"],
+        "grad_generic": generic["grad_norm"], "grad_sub": narrow["grad_norm"],
+        "grad_ratio": generic["grad_norm"] / max(narrow["grad_norm"], 1e-300),
+        "param_rank_generic": param_rank((3, 2, 1), 2, theta, rng=seed),
+        "param_rank_sub": param_rank((3, 2, 1), 2, sub, rng=seed),
+        "param_rank_parallel": param_rank((3, 2, 1), 2, parallel, rng=seed),
+    }
+
+
+def _teacher_student(seed: int, steps: int) -> dict:
+    """Illustration: GD on a width-3 quadratic student fitting a width-1 teacher from small init."""
+    rng = np.random.default_rng([seed, 7])
+    teacher, student = PolyNet((3, 1, 1), 2), PolyNet((3, 3, 1), 2)
+    w = rng.standard_normal(3)
+    t_theta = np.concatenate([w / np.linalg.norm(w), [1.0]])
+    X = rng.standard_normal((60, 3))
+    y = teacher.forward(t_theta, X)[:, 0]
+    theta = 0.1 * rng.standard_normal(student.n_params)
+    record, sigmas, losses = max(1, steps // 100), [], []
+    for step in range(steps + 1):
+        resid = student.forward(theta, X)[:, 0] - y
+        if step % record == 0:
+            sigmas.append(np.linalg.svd(quadratic_coefficients(theta, 3, 3), compute_uv=False).tolist())
+            losses.append(float(np.mean(resid**2)))
+        theta = theta - 0.05 * student.jacobian(theta, X).T @ resid / len(y)
+    return {"steps": list(range(0, steps + 1, record)), "sigma_S": sigmas, "mse": losses}
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def reproduce(run: Run) -> Result:
+    scale = run.scale
+    grid = _shallow_grid(scale)
+    seeds = run.seeds
+    n_steps = 6
+
+    # 1. shallow grid against Alexander–Hirschowitz; the expected-dimension formula as baseline
+    run.progress(0.0, f"shallow grid, {len(grid)} architectures x {len(seeds)} seeds")
+    truth = {f"{w}|r={r}": ah_secant_dim(w[0], w[1], r) for w, r in grid}
+    expected = {f"{w}|r={r}": expected_dim(w, r) for w, r in grid}
+    computed = {seed: {f"{w}|r={r}": neurovariety_dim(w, r, rng=seed).dim for w, r in grid} for seed in seeds}
+    mismatch_ah = {seed: sorted(k for k in truth if computed[seed][k] != truth[k]) for seed in seeds}
+    known_defective = sorted(k for k in truth if truth[k] != expected[k])
+    edim_wrong = {seed: sorted(k for k in truth if computed[seed][k] != expected[k]) for seed in seeds}
+    named = {f"{w}|r={r}": [computed[s].get(f"{w}|r={r}") for s in seeds] for (w, r) in NAMED_SHALLOW
+             if f"{w}|r={r}" in truth}
+    named_ok = all(all(v == NAMED_SHALLOW[case] for v in named[f"{case[0]}|r={case[1]}"])
+                   for case in NAMED_SHALLOW if f"{case[0]}|r={case[1]}" in named)
+    ah_in_grid = sorted(k for k in truth if k in {f"{(d0, d1, 1)}|r={r}" for d0, r, d1 in AH_EXCEPTIONS})
+
+    # 2. deep architectures
+    run.progress(1 / n_steps, "deep architectures")
+    deep = {f"{w}|r={r}": [neurovariety_dim(w, r, rng=seed).dim for seed in seeds] for w, r in DEEP}
+    deep_expected = {f"{w}|r={r}": expected_dim(w, r) for w, r in DEEP}
+    deep_ok = all(all(v == DEEP[(w, r)] for v in deep[f"{w}|r={r}"]) for w, r in DEEP)
+
+    # 3. sample complexity
+    run.progress(2 / n_steps, "rank with M samples")
+    m_range = list(range(1, 21))
+    ranks_m = {seed: [rank_with_samples((3, 5, 1), 4, m, rng=seed) for m in m_range] for seed in seeds}
+    m_target = [min(m, 14) for m in m_range]
+    m_ok = all(ranks_m[seed] == m_target for seed in seeds)
+
+    # 4. singular points
+    run.progress(3 / n_steps, "singular points")
+    sing = {seed: _singular_check(seed) for seed in seeds}
+    min_ratio = min(s["grad_ratio"] for s in sing.values())
+    max_det = max(max(s["det_generic"], s["det_sub"]) for s in sing.values())
+    rank_drop = all(s["param_rank_sub"] < s["param_rank_generic"] and s["param_rank_parallel"] < s["param_rank_generic"]
+                    for s in sing.values())
+
+    # 5. activation degree threshold, 6. linear networks
+    run.progress(4 / n_steps, "thresholds and linear networks")
+    thresholds = {str(w): [activation_degree_threshold(w, 4, rng=seed) for seed in seeds] for w in THRESHOLD_WIDTHS}
+    bottleneck = activation_degree_threshold((3, 1, 3), 4, rng=seeds[0])
+    linear = {str(w): {"computed": [neurovariety_dim(w, 1, rng=seed).dim for seed in seeds],
+                       "rank_bounded": linear_net_dim(w), "expected": expected_dim(w, 1)} for w in LINEAR}
+    linear_ok = all(all(v == d["rank_bounded"] for v in d["computed"]) for d in linear.values())
+    linear_edim_wrong = sum(d["expected"] != d["rank_bounded"] for d in linear.values())
+
+    # 7. exact (sympy, modulo 2^31 - 1) against float, and the speed ratio
+    run.progress(5 / n_steps, "exact ranks and timing")
+    exact = {f"{w}|r={r}": {"float": [neurovariety_dim(w, r, rng=seed).dim for seed in seeds],
+                            "exact": [neurovariety_dim(w, r, exact=True, rng=seed).dim for seed in seeds]}
+             for w, r in EXACT_CASES}
+    exact_ok = all(v["float"] == v["exact"] for v in exact.values())
+    repeats = run.pick(smoke=3, quick=15, full=30)
+    t_float = _median_time(lambda: neurovariety_dim(*SPEED_CASE, rng=0), repeats)
+    t_exact = _median_time(lambda: neurovariety_dim(*SPEED_CASE, exact=True, rng=0), repeats)
+    speed_agree = neurovariety_dim(*SPEED_CASE, rng=0).dim == neurovariety_dim(*SPEED_CASE, exact=True, rng=0).dim
+    speedup = t_exact / t_float
+
+    # illustration: teacher-student
+    steps = run.pick(smoke=200, quick=3000, full=20000)
+    ts = {seed: _teacher_student(seed, steps) for seed in seeds}
+
+    # spectra for the figure
+    spectra = {}
+    for w, r in (((3, 5, 1), 4), ((3, 2, 2, 1), 2)):
+        net = PolyNet(w, r)
+        rng = np.random.default_rng(seeds[0])
+        spectra[f"{w}|r={r}"] = numerical_rank(
+            net.jacobian(net.random_params(rng), net.random_points(3 * net.ambient_dim, rng))).singular_values
+
+    figure = _figure(run, grid, computed[seeds[0]], expected, m_range, ranks_m, sing, ts, spectra,
+                     t_float, t_exact)
+
+    n_cases = len(grid)
+    claims = [
+        Claim(text="shallow nets: generic Jacobian rank = Alexander-Hirschowitz dimension on the grid",
+              paper="exact equality on every case (d0 2..5, d1 1..8, r 2..4, + (5,14,1) r=4), every seed",
+              measured={"cases": n_cases, "mismatches": sum(len(v) for v in mismatch_ah.values()),
+                        "named_defective": named},
+              baseline={"expected_dim_wrong_on": len(known_defective)},
+              holds=all(not v for v in mismatch_ah.values()) and named_ok),
+        Claim(text="the expected-dimension formula is wrong exactly on the defective cases",
+              paper="{edim != dim} = {r=2, 2<=d1<=d0-1} + AH exceptions",
+              measured={"edim_wrong": len(edim_wrong[seeds[0]]), "ah_exceptions_in_grid": ah_in_grid},
+              baseline={"known_defective": len(known_defective)},
+              holds=bool(known_defective) and all(edim_wrong[s] == known_defective for s in seeds)),
+        Claim(text="deep architectures: computed dimension equals the brief's values",
+              paper="; ".join(f"{w} r={r} -> {d}" for (w, r), d in DEEP.items()),
+              measured=deep, baseline=deep_expected, holds=deep_ok),
+        Claim(text="sample complexity: rank with M samples = min(M, 14) for (3,5,1) r=4",
+              paper="equality for M = 1..20", measured=ranks_m[seeds[0]], baseline=m_target, holds=m_ok),
+        Claim(text="sub-networks are singular points of det S = 0 ((3,2,1), r=2)",
+              paper="|det| < 1e-12 at both; ||grad det|| generic / sub-network >= 1e8; param_rank drops",
+              measured={"min_grad_ratio": min_ratio, "max_abs_det": max_det,
+                        "param_rank": {s: [v["param_rank_generic"], v["param_rank_sub"], v["param_rank_parallel"]]
+                                       for s, v in sing.items()}},
+              baseline=None, holds=min_ratio >= 1e8 and max_det < 1e-12 and rank_drop),
+        Claim(text="activation degree threshold of equi-width (2,2,2) and (3,3,3) is 1",
+              paper="activation_degree_threshold(w, r_max=4) == 1 (Finkel et al.)",
+              measured=thresholds, baseline={"(3, 1, 3) bottleneck": bottleneck},
+              holds=all(v == 1 for vals in thresholds.values() for v in vals) and bottleneck is None),
+        Claim(text="linear networks (r=1): dimension of rank-bounded matrices k(d0+dL-k)",
+              paper="equality; the scaling-only expected dimension over-counts (GL symmetries)",
+              measured={w: d["computed"][0] for w, d in linear.items()},
+              baseline={w: d["expected"] for w, d in linear.items()},
+              holds=linear_ok and linear_edim_wrong >= 1),
+        Claim(text="float Jacobian rank agrees with exact sympy rank and is >= 20x faster ((3,4,1), r=3)",
+              paper="equal ranks on the small cases; exact/float time >= 20",
+              measured={"speedup": speedup, "agree": exact_ok and speed_agree},
+              baseline={"exact_seconds": t_exact, "float_seconds": t_float},
+              holds=exact_ok and speed_agree and speedup >= 20),
+    ]
+    metrics = {
+        "shallow": {"cases": [f"{w}|r={r}" for w, r in grid], "ah": truth, "expected": expected,
+                    "computed_per_seed": {str(s): computed[s] for s in seeds},
+                    "mismatch_ah_per_seed": {str(s): v for s, v in mismatch_ah.items()},
+                    "known_defective": known_defective},
+        "deep": {"computed_per_seed": deep, "expected": deep_expected, "brief": {f"{w}|r={r}": d
+                                                                               for (w, r), d in DEEP.items()}},
+        "rank_with_samples": {"M": m_range, "per_seed": {str(s): v for s, v in ranks_m.items()}},
+        "singular": {str(s): v for s, v in sing.items()},
+        "threshold": thresholds, "threshold_bottleneck_313": bottleneck,
+        "linear": linear,
+        "exact_vs_float": exact,
+        "timing_seconds": {"float": t_float, "exact": t_exact, "speedup": speedup},
+        "teacher_student": {str(s): {"final_sigma_S": v["sigma_S"][-1], "final_mse": v["mse"][-1]}
+                            for s, v in ts.items()},
+    }
+    run.progress(1.0, "done")
+    return Result(metrics=metrics, claims=claims, figures=[figure])
+
+
+def _figure(run, grid, computed, expected, m_range, ranks_m, sing, ts, spectra, t_float, t_exact) -> str:
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+
+    ax = axes[0, 0]
+    d0s = sorted({w[0] for w, _ in grid})
+    rs = sorted({r for _, r in grid})
+    d1max = max(w[1] for w, _ in grid)
+    table = np.full((len(d0s) * len(rs), d1max), np.nan)
+    for w, r in grid:
+        key = f"{w}|r={r}"
+        table[rs.index(r) * len(d0s) + d0s.index(w[0]), w[1] - 1] = expected[key] - computed[key]
+    ax.imshow(table, cmap="Reds", vmin=0, aspect="auto")
+    for (i, j), v in np.ndenumerate(table):
+        if np.isfinite(v) and v > 0:
+            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=8)
+    ax.set_yticks(range(len(d0s) * len(rs)), [f"r={r}, d0={d0}" for r in rs for d0 in d0s], fontsize=7)
+    ax.set_xticks(range(d1max), range(1, d1max + 1))
+    ax.set_xlabel("hidden width d1")
+    ax.set_title("(a) defect = expected dim - computed dim\n(shallow, single output)")
+
+    ax = axes[0, 1]
+    for key, s in spectra.items():
+        ax.semilogy(np.arange(1, len(s) + 1), s, "o-", ms=3, label=key)
+    ax.set_xlabel("index j")
+    ax.set_ylabel("singular value of equilibrated J")
+    ax.set_title("(b) Jacobian spectra: cliff at dim (14, 7)")
+    ax.legend(fontsize=8)
+
+    ax = axes[0, 2]
+    for seed, ranks in ranks_m.items():
+        ax.plot(m_range, ranks, "o-", ms=3, label=f"seed {seed}")
+    ax.plot(m_range, [min(m, 14) for m in m_range], "k--", label="min(M, 14)")
+    ax.set_xlabel("samples M")
+    ax.set_ylabel("rank of J with M samples")
+    ax.set_title("(c) sample complexity, (3,5,1) r=4")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 0]
+    seeds = list(sing)
+    x = np.arange(len(seeds))
+    ax.bar(x - 0.2, [sing[s]["grad_generic"] for s in seeds], 0.4, label="generic width-2 point")
+    ax.bar(x + 0.2, [max(sing[s]["grad_sub"], 1e-30) for s in seeds], 0.4, label="width-1 sub-network")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [f"seed {s}" for s in seeds])
+    ax.set_ylabel("||grad det S||")
+    ax.set_title("(d) singular points of det S = 0, (3,2,1) r=2")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 1]
+    for seed, rec in ts.items():
+        sig = np.asarray(rec["sigma_S"])
+        for j, style in enumerate(("-", "--", ":")):
+            ax.semilogy(rec["steps"], sig[:, j], style, color=f"C{list(ts).index(seed)}",
+                        label=f"seed {seed}" if j == 0 else None)
+    ax.set_xlabel("GD step")
+    ax.set_ylabel("singular values of S")
+    ax.set_title("(e) illustration: width-3 student, width-1 teacher")
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 2]
+    ax.bar(["float64 SVD", "exact (sympy, GF(p))"], [t_float * 1e3, t_exact * 1e3], color=["C0", "C1"])
+    ax.set_yscale("log")
+    ax.set_ylabel("median ms per dimension, (3,4,1) r=3")
+    ax.set_title(f"(f) exact / float time = {t_exact / t_float:.0f}x")
+
+    fig.tight_layout()
+    return run.savefig(fig, "neuroalgebraic")
