@@ -241,9 +241,12 @@ class DagGrammarInducer:
         cost = sum(len(p) for _, p in new_patterns) * self._instruction_bits(size)
         if rid is None:
             cost += 1 + self._bits(size, occs[0].n_inside_edges, occs[0].n_inside_port_edges)
-        n_rules = len(self._drafts) - len(self._removed) + (rid is None)
-        cost += len(occs) * math.log2(max(n_rules, 2))
+        n_same = self._count_rules(key[0]) + (rid is None)
+        cost += len(occs) * math.log2(n_same)  # each use chooses among the rules with this lhs
         return sum(o.gain_bits for o in occs) - cost
+
+    def _count_rules(self, lhs: str) -> int:
+        return sum(1 for rid, d in enumerate(self._drafts) if d.lhs == lhs and rid not in self._removed)
 
     def _compress(self, states: list[_State], *, record: bool = False) -> None:
         """Contract the best candidate until none lowers the description length, then finish."""
@@ -336,8 +339,8 @@ class DagGrammarInducer:
     def _estimate(self, states: list[_State]) -> float:
         data = sum(self._bits(s.graph.number_of_nodes(), s.graph.number_of_edges(),
                               0 if s.nt is None else s.graph.degree(s.nt)) for s in states if not s.done)
-        n_rules = max(len(self._drafts), 2)
-        steps = sum(len(s.steps) for s in states) * math.log2(n_rules)
+        per_lhs = {lhs: math.log2(max(self._count_rules(lhs), 1)) for lhs in (START, NONTERMINAL)}
+        steps = sum(per_lhs[self._drafts[rid].lhs] for s in states for rid in s.steps)
         return data + self._grammar_bits() + steps
 
     def _grammar_bits(self) -> float:
