@@ -136,6 +136,10 @@ def test_hand_written_recursive_grammar_derives_chains():
     assert grammar.allowed_next_rules([0]) == [1, 2]
     assert grammar.allowed_next_rules([0, 2]) == []
     assert grammar.encode(dag("abbc", [(0, 1), (1, 2), (2, 3)])) == [0, 1, 1, 2]
+    with pytest.raises(ValueError, match="does not derive"):
+        grammar.remember(CHAIN, [0, 1, 1, 2])
+    grammar.remember(CHAIN, [0, 1, 2])
+    assert grammar._lookup(CHAIN) == [0, 1, 2]
 
 
 @pytest.mark.parametrize(("seq", "position", "match"), [
@@ -175,6 +179,24 @@ def test_encode_errors_are_clear():
         encode(grammar, dag("az", [(0, 1)]))
     with pytest.raises(NotInLanguageError, match="no derivation"):
         encode(grammar, dag("acb", [(0, 1), (1, 2)]))  # known labels, wrong order
+
+
+def test_search_time_out_is_flagged_not_hung():
+    grammar = chain_grammar()
+    found = grammar.derivations(CHAIN, timeout=0.0)
+    assert found.timed_out and found.count == 0 and list(found) == []
+    with pytest.raises(NotInLanguageError, match="timeout"):
+        encode(grammar, CHAIN, timeout=0.0)
+
+
+def test_induced_grammar_rejects_graphs_outside_its_language():
+    grammar, _ = induce_grammar([CHAIN, CHAIN.copy()])
+    with pytest.raises(NotInLanguageError, match="'d'"):
+        encode(grammar, DIAMOND)
+    with pytest.raises(NotInLanguageError, match="no derivation"):
+        encode(grammar, dag("cba", [(0, 1), (1, 2)]))
+    with pytest.raises(ValueError, match="cycle"):
+        encode(grammar, dag("abc", [(0, 1), (1, 2), (2, 0)]))
 
 
 # -- induction -----------------------------------------------------------------------------------
