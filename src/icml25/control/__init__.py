@@ -1,0 +1,40 @@
+"""Control: differentiable LQR / iLQR (DiLQR).
+
+Everything here needs the ``torch`` extra (``pip install icml25[torch]``); the names are imported
+lazily, so ``import icml25.control`` itself works without PyTorch.
+"""
+
+from importlib import import_module
+
+_EXPORTS = {
+    "QuadCost": "icml25.control.lqr",
+    "LinDx": "icml25.control.lqr",
+    "lqr_solve": "icml25.control.lqr",
+    "box_qp": "icml25.control.lqr",
+    "ilqr_solve": "icml25.control.lqr",
+    "ILQRResult": "icml25.control.lqr",
+    "DiLQR": "icml25.control.dilqr",
+    "DiLQRInfo": "icml25.control.dilqr",
+    "Dynamics": "icml25.control.dilqr",
+    "PendulumDynamics": "icml25.control.dilqr",
+    "CartpoleDynamics": "icml25.control.dilqr",
+    "implicit_cotangent": "icml25.control.dilqr",
+    "dynamics_lagrangian_hessian": "icml25.control.dilqr",
+    "linearize": "icml25.control.dilqr",
+    "pendulum_cost": "icml25.control.dilqr",
+    "sample_pendulum_states": "icml25.control.dilqr",
+    "benchmark_backward": "icml25.control.dilqr",
+    "benchmark_forward": "icml25.control.dilqr",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'icml25.control' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
