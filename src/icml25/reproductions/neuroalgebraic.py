@@ -285,14 +285,17 @@ def _figure(run, grid, computed, expected, m_range, ranks_m, sing, ts, spectra, 
     for w, r in grid:
         key = f"{w}|r={r}"
         table[rs.index(r) * len(d0s) + d0s.index(w[0]), w[1] - 1] = expected[key] - computed[key]
-    ax.imshow(table, cmap="Reds", vmin=0, aspect="auto")
+    cmap = plt.get_cmap("Reds").copy()
+    cmap.set_bad("lightgrey")
+    ax.imshow(np.ma.masked_invalid(table), cmap=cmap, vmin=0, vmax=max(2.0, float(np.nanmax(table))), aspect="auto")
     for (i, j), v in np.ndenumerate(table):
         if np.isfinite(v) and v > 0:
-            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=8)
+            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=8,
+                    color="white" if v >= 0.6 * np.nanmax(table) else "black")
     ax.set_yticks(range(len(d0s) * len(rs)), [f"r={r}, d0={d0}" for r in rs for d0 in d0s], fontsize=7)
     ax.set_xticks(range(d1max), range(1, d1max + 1))
     ax.set_xlabel("hidden width d1")
-    ax.set_title("(a) defect = expected dim - computed dim\n(shallow, single output)")
+    ax.set_title("(a) defect = expected dim - computed dim\n(shallow, single output; grey: not in grid)")
 
     ax = axes[0, 1]
     for key, s in spectra.items():
