@@ -212,6 +212,8 @@ def linearize(dynamics: Callable, tau: Tensor, n: int, create_graph: bool = Fals
     With ``create_graph`` both keep their autograd graph to the parameters (and to ``tau`` if it has one).
     """
     T, B, N = tau.shape
+    if T == 1:
+        return tau.new_zeros(0, B, n, N), tau.new_zeros(0, B, n)
     rows = tau[:-1].reshape(-1, N)
     jac = getattr(dynamics, "jacobian", None)
     if jac is not None:
@@ -552,7 +554,9 @@ class DiLQR(nn.Module):
             if self.grad_mode == "implicit" and not isinstance(dynamics, LinDx) and self.T > 1:
                 adjoint = self._adjoint(dynamics, tau_star, C.detach(), c.detach(), F.detach(), free)
             out = LQRFunction.apply(x_init, C, c, F, f, tau_star, free, adjoint)
-            if self.detach_unconverged and not bool(res.converged.all()):
+            if self.detach_unconverged and not bool(res.converged.any()):
+                out = out.detach()
+            elif self.detach_unconverged and not bool(res.converged.all()):
                 out = torch.where(res.converged.reshape(1, B, 1), out, out.detach())
         return out[..., :n], out[..., n:], info
 
@@ -584,7 +588,7 @@ class DiLQR(nn.Module):
                     f"(max ||du|| = {float(res.du_norm.max()):.2e}, eps = {self.eps:g}); their outputs are {what}. "
                     "Raise max_iter or eps, or set exit_unconverged=True to raise",
                     RuntimeWarning,
-                    stacklevel=3,
+                    stacklevel=5,  # the caller of DiLQR(...)
                 )
         if self.verbose >= 1:
             print(f"DiLQR: {res.n_iter} iterations, {len(reason) - len(bad)}/{len(reason)} converged, "
