@@ -3,6 +3,7 @@
 
     python3 tasks.py reproduce   # install, run every reproduction at quick scale, write the report
     python3 tasks.py test        # install with the dev tools, run ruff and the test suite
+    python3 tasks.py readme      # regenerate README.md's table of papers from the registry
 
 The environment lives in ``.venv`` beside this file.  PyTorch is pinned to the CPU build
 (torch==2.13.0) before the project is installed, so no multi-GB CUDA build is pulled in.
@@ -35,8 +36,18 @@ def install(extras: str) -> None:
     sh(*pip, "-e", f".[{extras}]")
 
 
+def update_readme() -> None:
+    """Replace the table between README.md's markers by ``icml25 list --format markdown``."""
+    table = subprocess.run([str(BIN / "icml25"), "list", "--format", "markdown"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout
+    readme = ROOT / "README.md"
+    head, rest = readme.read_text(encoding="utf-8").split("<!-- papers:begin -->\n", 1)
+    tail = rest.split("<!-- papers:end -->", 1)[1]
+    readme.write_text(f"{head}<!-- papers:begin -->\n{table}<!-- papers:end -->{tail}", encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
-    jobs = ("reproduce", "test")
+    jobs = ("reproduce", "test", "readme")
     if len(argv) != 1 or argv[0] not in jobs:
         print(f"usage: python3 tasks.py {{{'|'.join(jobs)}}}", file=sys.stderr)
         return 2
@@ -44,6 +55,8 @@ def main(argv: list[str]) -> int:
         install("all")
         sh(BIN / "icml25", "reproduce", "--scale", "quick")
         sh(BIN / "icml25", "report")
+    elif argv[0] == "readme":
+        update_readme()
     else:
         install("all,dev")
         sh(BIN / "ruff", "check", "src", "tests", "tasks.py")
