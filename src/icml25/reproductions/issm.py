@@ -241,7 +241,8 @@ def _figure(run: Run, show: dict, per_seed: dict) -> str:
             ax.plot(aligned[0, :, i], color=colors[name], ls=ls, lw=1.2, label=f"{name} x{i + 1}")
         for t in np.flatnonzero(~mask[0]):
             ax.axvspan(t - 0.5, t + 0.5, color="0.9", lw=0)
-        ax.set(title=f"held-out trial, {name.upper()} latents (perm-aligned); grey = stimulated", xlabel="step")
+        label = "iSSM" if name == "issm" else "SSM"
+        ax.set(title=f"{label} latents (perm-aligned), held-out trial; grey: stimulated", xlabel="step")
         ax.legend(fontsize=7, ncol=2)
 
     ax = axes[0, 1]
@@ -255,7 +256,7 @@ def _figure(run: Run, show: dict, per_seed: dict) -> str:
         x_hat_grid = (grid - c) @ np.linalg.pinv(W)
         flow = models[name].flow(x_hat_grid).numpy() @ W
         ax.quiver(grid[:, 0], grid[:, 1], flow[:, 0], flow[:, 1], color=colors[name], alpha=0.6, label=name, **arrows)
-    ax.set(title="flow field dx/dt = (A - I) x, in true coordinates (first seed)", xlabel="x1", ylabel="x2")
+    ax.set(title="flow (A - I) x in true coordinates, first seed", xlabel="x1", ylabel="x2")
     ax.legend(fontsize=8)
 
     ax = axes[1, 1]
@@ -263,10 +264,15 @@ def _figure(run: Run, show: dict, per_seed: dict) -> str:
     ax.plot(np.cos(theta), np.sin(theta), color="0.8", lw=0.8)
     ev = np.linalg.eigvals(truth["M"])
     ax.scatter(ev.real, ev.imag, marker="*", s=150, color="k", label="true", zorder=3)
+    every = [ev]
     for name in (*MODELS, "observational"):
         ev = np.concatenate(per_seed[name]["eigenvalues"])
+        every.append(ev)
         ax.scatter(ev.real, ev.imag, color=colors[name], s=25, alpha=0.8, label=f"{name} (all seeds)")
-    ax.set(title="eigenvalues of (1 - dt) I + dt A", xlabel="Re", ylabel="Im", xlim=(0.6, 1.05), ylim=(-0.2, 0.2))
+    every = np.concatenate(every)
+    top = max(0.2, np.abs(every.imag).max() + 0.05)
+    ax.set(title="eigenvalues of (1 - dt) I + dt A", xlabel="Re", ylabel="Im",
+           xlim=(min(0.6, every.real.min() - 0.05), max(1.05, every.real.max() + 0.05)), ylim=(-top, top))
     ax.legend(fontsize=8)
 
     ax = axes[0, 2]
@@ -287,7 +293,7 @@ def _figure(run: Run, show: dict, per_seed: dict) -> str:
         ax.bar(k, np.mean(vals), color=colors[name], alpha=0.6)
         ax.scatter(np.full(len(vals), k), vals, color="k", s=12, zorder=3)
     ax.set_xticks(range(3), labels)
-    ax.set(title="latent R^2 (perm-aligned, held-out), bars = mean, dots = seeds", ylim=(0, 1.05))
+    ax.set(title="latent R^2 (perm-aligned, held-out); dots: seeds", ylim=(0, 1.05))
     fig.tight_layout()
     return run.savefig(fig, "issm")
 
