@@ -7,6 +7,7 @@ from icml25.planning.ambiguity import (
     robust_value_iteration,
     tv_worst,
     w1_worst,
+    worst_case,
 )
 from icml25.planning.robust_mcts import (
     ChanceNode,
@@ -42,4 +43,5 @@ __all__ = [
     "success_probability",
     "tv_worst",
     "w1_worst",
+    "worst_case",
 ]

@@ -31,8 +31,8 @@ from icml25.planning import (
     robust_expectation,
     robust_value_iteration,
     success_probability,
+    worst_case,
 )
-from icml25.planning.ambiguity import worst_case
 
 PAPER = Paper(
     id="robust_mcts",
