@@ -1,0 +1,480 @@
+"""Reproduction of DiLQR (Wang, Loewen, Forbes, Gopaluni & Pan, ICML 2025) on the pendulum.
+
+Everything is synthetic: expert trajectories come from our own iLQR with the true model.  Three parts:
+
+1. **Backward cost.** Pendulum iLQR run for exactly ``K`` iterations (no early stop), batch 8, float64;
+   the median wall time of ``.backward()`` (5 repeats after a warm-up, same process) for DiLQR's
+   implicit backward against unrolled autodiff, over the (T, K) grid; the speed-up table goes to the
+   metrics and the figure.  Also the forward overhead of the implicit mode against a plain no-graph
+   iLQR and the size of the autograd graph (a memory proxy) as ``K`` grows.
+2. **Exact gradients.** Per seed, 4 swing-ups from the brief's initial model theta = (15, 3, 0.5):
+   the gradient of ``sum (u* - u_expert)^2`` wrt theta (and, along random directions, wrt C, c and
+   x_init) against central finite differences of tight (eps 1e-10) solves; DiffMPC's gradient and
+   unrolled autodiff (K = 100) in the same run.
+3. **Imitation.** Per seed, 16 training and 16 test expert trajectories (T = 20, no torque limit:
+   the brief's v1 has no active bounds); theta learned from (15, 3, 0.5) with RMSprop (alpha 0.5) on
+   log theta for 60 steps with DiLQR's gradient and with DiffMPC's; an MLP policy (2 x 128, Adam 1e-3)
+   trained for the same number of steps is the neural baseline.  The pendulum depends on theta only
+   through a = 3g/(2l) and b = 3/(m l^2), so the model error is also measured in (a, b).
+
+All three seeds' imitation problems are solved in one batch (one model per seed, see
+``SeedBatchedPendulum``); RMSprop is elementwise, so this equals three separate runs.
+Torch runs on one intra-op thread (the brief says two): the tensors are tiny, and on a shared
+2-core machine a second thread only adds contention; both methods are timed alike.
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from icml25.control.dilqr import (  # noqa: E402
+    DiLQR,
+    PendulumDynamics,
+    benchmark_backward,
+    benchmark_forward,
+    pendulum_cost,
+    sample_pendulum_states,
+)
+from icml25.control.lqr import QuadCost  # noqa: E402
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+
+RAW_THETA_TEXT = "imitation: DiLQR's final ||theta - theta*|| <= DiffMPC's (brief's literal criterion, mean over seeds)"
+MODEL_TEXT = "imitation: DiLQR's final model error in the identifiable (a, b) <= DiffMPC's (mean over seeds)"
+
+PAPER = Paper(
+    id="dilqr",
+    title="DiLQR: Differentiable Iterative Linear Quadratic Regulator via Implicit Differentiation",
+    seed="000_2b600ba1808e0b5e.txt",
+    abstract=2,
+    module="icml25.control.dilqr",
+    anchors=("mpc.pytorch", "josef-w/Differentiable-iLQR", "theseus-ai"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,  # an MLP policy is trained as the neural baseline
+    extras=("torch",),
+    known_misses=(MODEL_TEXT, RAW_THETA_TEXT),
+)
+
+D = torch.float64
+THETA_TRUE = (10.0, 1.0, 1.0)
+THETA_INIT = (15.0, 3.0, 0.5)
+AB_TRUE = (15.0, 3.0)  # a = 3g/(2l), b = 3/(m l^2): what the pendulum identifies
+TORQUE = 2.0
+
+
+def _pick(run: Run, smoke, quick, full):
+    return run.pick(smoke=smoke, quick=quick, full=full)
+
+
+# --------------------------------------------------------------------------- 1. backward cost
+def count_graph_nodes(t: torch.Tensor) -> int:
+    """Autograd nodes reachable from ``t`` (what a backward pass keeps alive)."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return len(seen)
+
+
+def backward_cost(run: Run, seed: int) -> tuple[dict, list[Claim]]:
+    T_list = _pick(run, (5,), (10, 20), (10, 20, 40))
+    K_list = _pick(run, (2, 4), (5, 40), (5, 10, 20, 40))
+    repeats = _pick(run, 1, 5, 5)
+    rows = benchmark_backward(T_list, K_list, batch=8, repeats=repeats, seed=seed)
+    t = {(r["T"], r["K"], r["mode"]): r["backward_seconds"] for r in rows}
+    T_ref = 20 if 20 in T_list else max(T_list)
+    K_lo, K_hi = min(K_list), max(K_list)
+    speedup = {f"T={T},K={K}": t[T, K, "unroll"] / t[T, K, "implicit"] for T in T_list for K in K_list}
+    R_lo, R_hi = speedup[f"T={T_ref},K={K_lo}"], speedup[f"T={T_ref},K={K_hi}"]
+    flat = t[T_ref, K_hi, "implicit"] / t[T_ref, K_lo, "implicit"]
+    growth = t[T_ref, K_hi, "unroll"] / t[T_ref, K_lo, "unroll"]
+    fwd = benchmark_forward(T_ref, K_lo, batch=8, repeats=_pick(run, 1, 10, 10), seed=seed)
+    fwd_ratio = fwd["implicit_seconds"] / fwd["none_seconds"]
+
+    x0 = sample_pendulum_states(8, seed)
+    nodes = {}
+    for mode in ("implicit", "unroll"):
+        for K in (K_lo, K_hi):
+            solver = DiLQR(3, 1, T_ref, max_iter=K, eps=0.0, grad_mode=mode, detach_unconverged=False, verbose=-1)
+            _, u, _ = solver(x0, pendulum_cost(T_ref, 8), PendulumDynamics(dtype=D))
+            nodes[f"{mode},K={K}"] = count_graph_nodes(u)
+    at = f"T={T_ref}"
+    metrics = {
+        "timing": rows,
+        "speedup_unroll_over_implicit": speedup,
+        "implicit_time_ratio_Khi_over_Klo": flat,
+        "unroll_time_ratio_Khi_over_Klo": growth,
+        "forward_seconds": fwd,
+        "forward_time_ratio_implicit_over_nograd": fwd_ratio,
+        "graph_nodes": nodes,
+    }
+    claims = [
+        Claim(f"implicit backward time flat in K ({at}, K={K_hi} vs K={K_lo})", "t(K_hi) <= 1.5 t(K_lo)",
+              flat, 1.5, bool(flat <= 1.5)),
+        Claim(f"unrolled autodiff backward time grows with K ({at}, K={K_hi} vs K={K_lo})",
+              "t(K_hi) >= 4 t(K_lo)", growth, 4.0, bool(growth >= 4.0)),
+        Claim(f"backward speed-up of DiLQR over unrolled autodiff ({at}, K={K_hi})",
+              "21x-128x in the paper (GPU, longer horizons); brief: >= 5x on 2 CPU cores", R_hi, 5.0,
+              bool(R_hi >= 5.0)),
+        Claim(f"speed-up grows with K ({at}: R(K={K_hi}) / R(K={K_lo}))", ">= 3", R_hi / R_lo, 3.0,
+              bool(R_hi >= 3 * R_lo)),
+        Claim(f"implicit-mode forward within 1.3x of a no-graph iLQR ({at}, K={K_lo})", "<= 1.3x",
+              fwd_ratio, 1.3, bool(fwd_ratio <= 1.3)),
+        Claim("implicit backward graph does not grow with K; unrolled graph does",
+              "constant memory in K", nodes[f"implicit,K={K_hi}"], nodes[f"unroll,K={K_hi}"],
+              bool(nodes[f"implicit,K={K_hi}"] == nodes[f"implicit,K={K_lo}"]
+                   and nodes[f"unroll,K={K_hi}"] > nodes[f"unroll,K={K_lo}"])),
+    ]
+    return metrics, claims
+
+
+# --------------------------------------------------------------------------- 2. exact gradients
+def _rel(a: torch.Tensor | float, b: torch.Tensor | float) -> float:
+    """``||a - b|| / ||b||`` (0 when both vanish, e.g. every control pinned at a bound)."""
+    a, b = torch.as_tensor(a, dtype=D), torch.as_tensor(b, dtype=D)
+    return float((a - b).norm() / b.norm().clamp_min(1e-300))
+
+
+def gradient_errors(seed: int, T: int, B: int, unroll_K: int, bounds: bool) -> dict:
+    """Relative errors of DiLQR / DiffMPC / unroll gradients against central differences (h = 1e-5)."""
+    kw = {"u_lower": -TORQUE, "u_upper": TORQUE} if bounds else {}
+    gen = torch.Generator().manual_seed(1000 + seed)
+    x0 = sample_pendulum_states(B, gen)
+    C, c = pendulum_cost(T, B)
+    with torch.no_grad():
+        expert = DiLQR(3, 1, T, max_iter=300, eps=1e-10, grad_mode="none", **kw)
+        u_exp = expert(x0, QuadCost(C, c), PendulumDynamics(*THETA_TRUE, dtype=D))[1]
+
+    def solve(theta, Cv, cv, xv, mode, u_init=None, **extra):
+        dyn = PendulumDynamics(*theta, dtype=D)
+        solver = DiLQR(3, 1, T, grad_mode=mode, verbose=-1, **{"max_iter": 300, "eps": 1e-10, **kw, **extra})
+        x, u, info = solver(xv, QuadCost(Cv, cv), dyn, u_init=u_init)
+        return dyn, ((u - u_exp) ** 2).sum(), info, u
+
+    Cg, cg, xg = C.clone().requires_grad_(), c.clone().requires_grad_(), x0.clone().requires_grad_()
+    dyn, loss, info, u_star = solve(THETA_INIT, Cg, cg, xg, "implicit")
+    loss.backward()
+    h = 1e-5
+
+    def fd(fn):
+        with torch.no_grad():
+            return (float(fn(h)) - float(fn(-h))) / (2 * h)
+
+    fd_theta = torch.zeros(3, dtype=D)
+    for i in range(3):
+        def shifted(s, i=i):
+            theta = list(THETA_INIT)
+            theta[i] += s
+            return solve(theta, C, c, x0, "none", u_star.detach())[1]
+
+        fd_theta[i] = fd(shifted)
+    dirs = torch.Generator().manual_seed(2000 + seed)
+    scale = C.diagonal(dim1=-2, dim2=-1).abs().sqrt()  # directions relative to the cost's own scale
+    dC = torch.randn(C.shape, generator=dirs, dtype=D) * scale.unsqueeze(-1) * scale.unsqueeze(-2)
+    dC = 0.5 * (dC + dC.transpose(-1, -2))
+    dc = torch.randn(c.shape, generator=dirs, dtype=D)
+    dx = torch.randn(x0.shape, generator=dirs, dtype=D)
+    u0 = u_star.detach()
+    fd_C = fd(lambda s: solve(THETA_INIT, C + s * dC, c, x0, "none", u0)[1])
+    fd_c = fd(lambda s: solve(THETA_INIT, C, c + s * dc, x0, "none", u0)[1])
+    fd_x = fd(lambda s: solve(THETA_INIT, C, c, x0 + s * dx, "none", u0)[1])
+    dyn_d, loss_d, _, _ = solve(THETA_INIT, C, c, x0, "diffmpc")
+    loss_d.backward()
+    dyn_u, loss_u, _, _ = solve(THETA_INIT, C, c, x0, "unroll", max_iter=unroll_K, eps=0.0, detach_unconverged=False)
+    loss_u.backward()
+    return {
+        "converged": int(info.converged.sum()),
+        "implicit_theta": _rel(dyn.params.grad, fd_theta),
+        "diffmpc_theta": _rel(dyn_d.params.grad, fd_theta),
+        "unroll_vs_implicit_theta": _rel(dyn_u.params.grad, dyn.params.grad),
+        "implicit_C": _rel(float((Cg.grad * dC).sum()), fd_C),
+        "implicit_c": _rel(float((cg.grad * dc).sum()), fd_c),
+        "implicit_x_init": _rel(float((xg.grad * dx).sum()), fd_x),
+        "grad_theta_implicit": dyn.params.grad.tolist(),
+        "grad_theta_diffmpc": dyn_d.params.grad.tolist(),
+        "grad_theta_fd": fd_theta.tolist(),
+    }
+
+
+def exact_gradients(run: Run) -> tuple[dict, list[Claim]]:
+    T, B = _pick(run, 8, 20, 20), _pick(run, 2, 4, 8)
+    unroll_K = _pick(run, 20, 100, 100)
+    per_seed = {str(s): gradient_errors(s, T, B, unroll_K, bounds=False) for s in run.seeds}
+    bounded = {str(s): gradient_errors(s, T, B, unroll_K, bounds=True) for s in run.seeds}
+    errs = {k: [per_seed[str(s)][k] for s in run.seeds] for k in next(iter(per_seed.values())) if "grad" not in k}
+    worst = max(errs["implicit_theta"])
+    unroll = max(errs["unroll_vs_implicit_theta"])
+    cost_err = max(max(errs["implicit_C"]), max(errs["implicit_c"]), max(errs["implicit_x_init"]))
+    relevant = [(i, d) for i, d in zip(errs["implicit_theta"], errs["diffmpc_theta"], strict=True) if d > 1e-3]
+    beat = sum(i <= 0.1 * d for i, d in relevant)
+    b_imp = max(v["implicit_theta"] for v in bounded.values())
+    b_dm = min(v["diffmpc_theta"] for v in bounded.values())
+    metrics = {"T": T, "batch": B, "unroll_K": unroll_K, "unbounded": per_seed, "torque_bounded": bounded,
+               "errors": errs}
+    claims = [
+        Claim("DiLQR gradient wrt theta equals central finite differences (max over seeds)",
+              "relative error <= 1e-4", worst, None, bool(worst <= 1e-4)),
+        Claim("DiLQR gradient wrt C, c and x_init equals finite differences (random directions, max)",
+              "relative error <= 1e-4", cost_err, None, bool(cost_err <= 1e-4)),
+        Claim(f"unrolled autodiff (K={unroll_K}) converges to DiLQR's gradient (max over seeds)",
+              "relative difference <= 1e-3", unroll, None, bool(unroll <= 1e-3)),
+        Claim("DiLQR error <= 0.1 x DiffMPC error wherever DiffMPC's exceeds 1e-3 (seeds)",
+              "all seeds", f"{beat}/{len(relevant)}", min(errs["diffmpc_theta"]),
+              bool(beat == len(relevant))),
+        Claim("with the torque limit 2: DiLQR exact while DiffMPC's gradient is far off (worst/best seed)",
+              "DiLQR <= 1e-4 and DiffMPC > 1e-2", b_imp, b_dm, bool(b_imp <= 1e-4 and b_dm > 1e-2)),
+    ]
+    return metrics, claims
+
+
+# --------------------------------------------------------------------------- 3. imitation
+class SeedBatchedPendulum(PendulumDynamics):
+    """One pendulum model per seed in one batch, parametrised by ``log theta`` (ours).
+
+    Example ``b`` uses model ``b // per_model``.  DiLQR calls the dynamics on ``[E]`` rows (rollouts)
+    or on time-major ``[(T-1) E]`` rows (linearisation), ``E = n_models * per_model``, so row ``r``
+    belongs to example ``r mod E``.  ``params`` holds ``log (g, m, l)`` per model: positive and
+    scale-free steps for parameters of sizes 0.5 to 15.
+    """
+
+    def __init__(self, theta: torch.Tensor, per_model: int) -> None:
+        super().__init__(dtype=D)
+        self.params = nn.Parameter(theta.detach().to(D).log())
+        self.per_model = per_model
+
+    def theta(self) -> torch.Tensor:
+        """The physical parameters ``(g, m, l)`` per model, [n_models, 3]."""
+        return self.params.detach().exp()
+
+    def _coefficients(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        E = self.params.shape[0] * self.per_model
+        idx = torch.arange(x.shape[0], device=x.device) % E // self.per_model
+        g, m, l = self.params[idx].to(x.dtype).exp().unbind(-1)
+        return 1.5 * g / l, 3.0 / (m * l**2)
+
+
+def identifiable_error(theta: torch.Tensor) -> torch.Tensor:
+    """Relative error of (a, b) = (3g/(2l), 3/(m l^2)) against the truth, per model row."""
+    g, m, l = theta.unbind(-1)
+    a, b = 1.5 * g / l, 3.0 / (m * l**2)
+    return torch.sqrt(((a - AB_TRUE[0]) / AB_TRUE[0]) ** 2 + ((b - AB_TRUE[1]) / AB_TRUE[1]) ** 2)
+
+
+def imitation(run: Run) -> tuple[dict, list[Claim], dict]:
+    S, P, T = len(run.seeds), _pick(run, 4, 16, 16), _pick(run, 8, 20, 20)
+    steps = _pick(run, 3, 60, 300)
+    lr = 0.1  # on log theta, cosine-decayed; see the note at the claims
+    x_tr = torch.cat([sample_pendulum_states(2 * P, 3000 + s)[:P] for s in run.seeds])
+    x_te = torch.cat([sample_pendulum_states(2 * P, 3000 + s)[P:] for s in run.seeds])
+    bounds: dict = {}  # the brief's v1: no active bounds (see the note at the claims)
+    cost = pendulum_cost(T, S * P)
+    true = PendulumDynamics(*THETA_TRUE, dtype=D)
+    with torch.no_grad():
+        expert = DiLQR(3, 1, T, max_iter=300, eps=1e-8, grad_mode="none", **bounds)
+        _, u_tr, info_tr = expert(x_tr, cost, true)
+        _, u_te, info_te = expert(x_te, cost, true)
+
+    def per_model_mse(u, target):
+        return ((u - target) ** 2).reshape(T, S, P).mean((0, 2))
+
+    curves, results = {}, {}
+    theta0 = torch.tensor(THETA_INIT, dtype=D).repeat(S, 1)
+    for mode in ("implicit", "diffmpc"):
+        start = time.perf_counter()
+        dyn = SeedBatchedPendulum(theta0, P)
+        opt = torch.optim.RMSprop(dyn.parameters(), lr=lr, alpha=0.5)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+        solver = DiLQR(3, 1, T, max_iter=30, eps=1e-3, grad_mode=mode, verbose=-1, **bounds)
+        warm = torch.zeros(T, S * P, 1, dtype=D)
+        model_err, train_loss, converged = [], [], 0
+        for step in range(steps):
+            if step % 50 == 0:
+                warm.zero_()  # the official restart_warmstart_every
+            _, u, info = solver(x_tr, cost, dyn, u_init=warm)
+            warm = u.detach()
+            converged += int(info.converged.sum())
+            loss = per_model_mse(u, u_tr)
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+            sched.step()
+            train_loss.append(loss.detach().tolist())
+            model_err.append(identifiable_error(dyn.theta()).tolist())
+        theta = dyn.theta()
+        with torch.no_grad():
+            final = SeedBatchedPendulum(theta, P)
+            _, u_hat, _ = DiLQR(3, 1, T, max_iter=300, eps=1e-6, grad_mode="none", **bounds)(x_te, cost, final)
+        results[mode] = {
+            "theta": theta.tolist(),
+            "theta_error": (theta - torch.tensor(THETA_TRUE, dtype=D)).norm(dim=-1).tolist(),
+            "identifiable_error": identifiable_error(theta).tolist(),
+            "test_mse": per_model_mse(u_hat, u_te).tolist(),
+            "train_mse": train_loss[-1],
+            "converged_fraction": converged / (steps * S * P),
+            "train_seconds": time.perf_counter() - start,
+        }
+        curves[mode] = {"identifiable_error": model_err, "train_mse": train_loss}
+
+    mlp = {"test_mse": [], "train_mse": []}
+    for i, seed in enumerate(run.seeds):
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            net = nn.Sequential(nn.Linear(3, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, T)).to(D)
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        sl = slice(i * P, (i + 1) * P)
+        X, Y = x_tr[sl], u_tr[:, sl, 0].T
+        for _ in range(steps):
+            loss = ((net(X) - Y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            mlp["train_mse"].append(float(((net(X) - Y) ** 2).mean()))
+            mlp["test_mse"].append(float(((net(x_te[sl]) - u_te[:, sl, 0].T) ** 2).mean()))
+    results["mlp"] = mlp
+
+    imp, dm = results["implicit"], results["diffmpc"]
+    id_imp, id_dm = float(np.mean(imp["identifiable_error"])), float(np.mean(dm["identifiable_error"]))
+    raw_imp, raw_dm = float(np.mean(imp["theta_error"])), float(np.mean(dm["theta_error"]))
+    mse_imp, mse_mlp = float(np.mean(imp["test_mse"])), float(np.mean(mlp["test_mse"]))
+    wins = sum(a <= b for a, b in zip(imp["identifiable_error"], dm["identifiable_error"], strict=True))
+    metrics = {
+        "T": T, "per_seed_train": P, "per_seed_test": P, "steps": steps, "rmsprop_lr_on_log_theta": lr,
+        "expert_converged": [int(info_tr.converged.sum()), int(info_te.converged.sum())],
+        "results": results,
+        "identifiable_error_mean": {"implicit": id_imp, "diffmpc": id_dm},
+        "theta_error_mean": {"implicit": raw_imp, "diffmpc": raw_dm},
+        "test_mse_mean": {"implicit": mse_imp, "diffmpc": float(np.mean(dm["test_mse"])), "mlp": mse_mlp},
+        "mlp_over_dilqr_test_mse": mse_mlp / mse_imp,
+    }
+    claims = [
+        # Learning-rate note.  The official run takes ~4000 RMSprop steps at lr 1e-2 on theta.  RMSprop
+        # moves a parameter by about lr per step whatever its scale, so 60 such steps leave theta within
+        # ~0.9 of (15, 3, 0.5) (measured in a torque-limited variant: test MSE 2.0-3.5, both gradients
+        # alike).  We learn log theta (ours: positive, scale-free steps for entries from 0.5 to 15) with
+        # lr 0.1, cosine-decayed over the 60 steps, identically for both gradients.
+        #
+        # Known miss.  Measured at quick scale (seeds 0-2), relative error of (a, b): DiLQR
+        # 3.4e-4/3.1e-4/3.6e-4, DiffMPC 3.3e-4/2.9e-4/3.4e-4; test MSE 1.1e-7/8.2e-8/9.4e-8 vs
+        # 9.6e-8/7.2e-8/8.6e-8: a tie.  Without torque limits DiffMPC's gradient is within 0.2% of the
+        # exact one (the gradient claims above), so both runs take the same path.  With the torque
+        # limit 2 DiffMPC's gradient is 20-54% off, but then most T = 20 experts push +-2 for the
+        # whole horizon: those controls are pinned (zero gradient) and flip sign under small model
+        # errors, and training stalls (same seeds, lr 0.2 on theta: (a, b) error 0.75 vs 0.89, test
+        # MSE 0.67 vs 0.83 against the MLP's 0.31; lr 0.1 on log theta: 5e-4/0/0.021 vs 1.1e-3/0/0,
+        # mixed).  The paper's advantage is not reproduced at this scale; the claim is kept as stated.
+        Claim(MODEL_TEXT, "DiLQR <= DiffMPC (paper: better model loss)", id_imp, id_dm, bool(id_imp <= id_dm)),
+        # Known miss.  The brief's literal criterion compares ||theta - theta*||, but the pendulum
+        # depends on theta = (g, m, l) only through a = 3g/(2l) and b = 3/(m l^2): a whole curve of
+        # theta imitates perfectly, and where on it a run lands depends on the optimiser's path, not
+        # on gradient quality (measured at quick scale: DiLQR 3.82/3.80/3.87, DiffMPC 3.80/3.78/3.86,
+        # while both reach (a, b) to 3e-4).  Reported, not asserted.
+        Claim(RAW_THETA_TEXT, "DiLQR <= DiffMPC", raw_imp, raw_dm, bool(raw_imp <= raw_dm)),
+        Claim(f"imitation: DiLQR's test MSE <= 1e-2 x an MLP policy's after the same {steps} steps (mean)",
+              "paper: 10^6x lower after long training; brief: >= 100x", mse_imp, mse_mlp,
+              bool(mse_imp <= 1e-2 * mse_mlp)),
+    ]
+    metrics["model_error_wins_of_dilqr"] = f"{wins}/{S}"
+    return metrics, claims, curves
+
+
+# --------------------------------------------------------------------------- figures
+def _figures(run: Run, speed: dict, grads: dict, imit: dict, curves: dict) -> list[str]:
+    rows = speed["timing"]
+    Ts = sorted({r["T"] for r in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for T, color in zip(Ts, ("C0", "C1", "C2"), strict=False):
+        for mode, style in (("implicit", "-o"), ("unroll", "--s")):
+            pts = sorted((r["K"], r["backward_seconds"]) for r in rows if r["T"] == T and r["mode"] == mode)
+            axes[0].plot(*zip(*pts, strict=True), style, color=color, label=f"{mode}, T={T}")
+        pts = sorted((r["K"], speed["speedup_unroll_over_implicit"][f"T={T},K={r['K']}"]) for r in rows
+                     if r["T"] == T and r["mode"] == "implicit")
+        axes[1].plot(*zip(*pts, strict=True), "-o", color=color, label=f"T={T}")
+    Ks = sorted({r["K"] for r in rows})
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xticks(Ks, [str(k) for k in Ks])
+        ax.minorticks_off()
+    axes[0].set(yscale="log", xlabel="iLQR iterations K", ylabel="backward time [s]",
+                title="backward wall time (median of repeats)")
+    axes[0].legend(fontsize=7)
+    axes[1].axhspan(21, 128, color="0.85", label="paper: 21x-128x")
+    axes[1].set(yscale="log", xlabel="iLQR iterations K", ylabel="t_unroll / t_implicit",
+                title="speed-up of DiLQR over unrolled autodiff")
+    axes[1].legend(fontsize=7)
+    names = [run.savefig(fig, "backward_time")]
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    errs = grads["errors"]
+    bounded = grads["torque_bounded"].values()
+    groups = [
+        ("DiLQR", errs["implicit_theta"]),
+        ("DiffMPC", errs["diffmpc_theta"]),
+        ("unroll\nvs DiLQR", errs["unroll_vs_implicit_theta"]),
+        ("DiLQR\n|u|<=2", [v["implicit_theta"] for v in bounded]),
+        ("DiffMPC\n|u|<=2", [v["diffmpc_theta"] for v in bounded]),
+    ]
+    for j, (_, values) in enumerate(groups):
+        axes[0].scatter([j] * len(values), np.maximum(values, 1e-16))
+    axes[0].set_xticks(range(len(groups)), [label for label, _ in groups], fontsize=8)
+    axes[0].set(yscale="log", ylabel="relative error vs central FD", title="gradient wrt theta (per seed)")
+    for mode, color in (("implicit", "C0"), ("diffmpc", "C1")):
+        err = np.asarray(curves[mode]["identifiable_error"])
+        axes[1].plot(err.mean(1), color=color, label="DiLQR" if mode == "implicit" else "DiffMPC")
+        axes[1].fill_between(range(len(err)), err.min(1), err.max(1), color=color, alpha=0.2)
+    axes[1].set(yscale="log", xlabel="RMSprop step", ylabel="relative error of (a, b)",
+                title="model error during imitation")
+    axes[1].legend()
+    res = imit["results"]
+    labels = ("DiLQR", "DiffMPC", "MLP")
+    mses = (res["implicit"]["test_mse"], res["diffmpc"]["test_mse"], res["mlp"]["test_mse"])
+    width = 0.8 / len(mses[0])
+    for i in range(len(mses[0])):
+        axes[2].bar(np.arange(3) + i * width, [m[i] for m in mses], width, label=f"seed {run.seeds[i]}")
+    axes[2].set_xticks(np.arange(3) + 0.4 - width / 2, labels)
+    axes[2].set(yscale="log", ylabel="test imitation MSE", title=f"after {imit['steps']} steps")
+    axes[2].legend(fontsize=7)
+    names.append(run.savefig(fig, "gradients_and_imitation"))
+    return names
+
+
+def reproduce(run: Run) -> Result:
+    """Run the three parts of the DiLQR reproduction at ``run.scale``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        start = time.perf_counter()
+        run.progress(0.0, "backward cost over the (T, K) grid")
+        speed, c1 = backward_cost(run, run.seeds[0])
+        t1 = time.perf_counter()
+        run.progress(0.3, "gradients against finite differences")
+        grads, c2 = exact_gradients(run)
+        t2 = time.perf_counter()
+        run.progress(0.55, "imitation: DiLQR, DiffMPC, MLP")
+        imit, c3, curves = imitation(run)
+        t3 = time.perf_counter()
+        figures = _figures(run, speed, grads, imit, curves)
+        run.progress(1.0, "done")
+    finally:
+        torch.set_num_threads(threads)
+    metrics = {
+        "backward_cost": speed,
+        "gradients": grads,
+        "imitation": imit,
+        "part_seconds": {"backward_cost": t1 - start, "gradients": t2 - t1, "imitation": t3 - t2},
+        "torch_threads": 1,
+    }
+    return Result(metrics=metrics, claims=c1 + c2 + c3, figures=figures)
+
+
+__all__ = ["PAPER", "reproduce", "SeedBatchedPendulum", "identifiable_error", "count_graph_nodes"]
