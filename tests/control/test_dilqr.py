@@ -242,6 +242,7 @@ def test_linear_dynamics_reduce_to_the_lqr_solve():
     x0 = torch.randn(B, n, generator=gen, dtype=D)
     x1, u1, info = DiLQR(n, m, T)(x0, QuadCost(C, c), LinDx(F, None))
     assert info.n_iter <= 2
+    assert torch.equal(DiLQR(n, m, T)(x0, (C, c), (F, torch.zeros(T - 1, B, n, dtype=D)))[1], u1)  # plain tuples
     x2, u2 = lqr_solve(x0, C, c, F)
     assert torch.allclose(u1, u2, atol=1e-10)
     g1 = torch.autograd.grad(u1.square().sum(), (C, F))
@@ -422,7 +423,8 @@ def test_bad_forward_input():
     no_ctrl_penalty[..., 3, 3] = 0.0
     with pytest.raises(ValueError, match="C_uu of the cost is not positive definite"):
         solver(x0, QuadCost(no_ctrl_penalty, c), dyn)
-    _, u, info = DiLQR(3, 1, T, u_reg=1e-3)(x0, QuadCost(no_ctrl_penalty, c), dyn)  # regularised: solvable
+    with pytest.warns(RuntimeWarning, match="solving the regularised problem"):
+        _, u, info = DiLQR(3, 1, T, u_reg=1e-3)(x0, QuadCost(no_ctrl_penalty, c), dyn)
     assert bool(info.converged.all())
     with pytest.raises(ValueError, match="u_init must have shape"):
         solver(x0, QuadCost(C, c), dyn, u_init=torch.zeros(T + 1, 2, 1, dtype=D))

@@ -449,6 +449,15 @@ class DiLQR(nn.Module):
                 if not bool(torch.isfinite(t.detach()).all()):
                     raise ValueError(f"{name} contains NaN or inf")
             if self.u_reg > 0:
+                try:
+                    check_control_pd(C, n)
+                except ValueError:
+                    warnings.warn(
+                        f"DiLQR: C_uu is not positive definite; solving the regularised problem with "
+                        f"C_uu + {self.u_reg:g} I instead",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
                 C = C + reg
             check_control_pd(C, n)
             Cd, cd = C.detach(), c.detach()
@@ -484,6 +493,8 @@ class DiLQR(nn.Module):
 
     def _dynamics_functions(self, dynamics, B: int, like: Tensor):
         n, N = self.n_state, self.n_state + self.n_ctrl
+        if isinstance(dynamics, tuple) and not isinstance(dynamics, LinDx) and len(dynamics) == 2:
+            dynamics = LinDx(*dynamics)  # e.g. mpc.pytorch's own LinDx
         if isinstance(dynamics, LinDx):
             F, f = expand_lin_dx(dynamics.F, dynamics.f, self.T, B, n, N)
             for name, t in (("LinDx.F", F), ("LinDx.f", f)):
@@ -551,7 +562,7 @@ class DiLQR(nn.Module):
             F, f = lin(tau_star, graph=True)
             free = None if lo is None else ~active_bounds(res.u, lo, hi)
             adjoint = None
-            if self.grad_mode == "implicit" and not isinstance(dynamics, LinDx) and self.T > 1:
+            if self.grad_mode == "implicit" and not isinstance(dynamics, tuple) and self.T > 1:
                 adjoint = self._adjoint(dynamics, tau_star, C.detach(), c.detach(), F.detach(), free)
             out = LQRFunction.apply(x_init, C, c, F, f, tau_star, free, adjoint)
             if self.detach_unconverged and not bool(res.converged.any()):
@@ -616,30 +627,32 @@ def benchmark_backward(
 ) -> list[dict]:
     """Wall time of ``.backward()`` through a pendulum iLQR run for exactly ``K`` iterations (no early stop).
 
-    For every ``(T, K, mode)``: one forward, one warm-up backward, then the median of ``repeats``
-    backward calls on the same graph (``retain_graph``; nothing is cached between calls) of
-    ``sum (u - u_target)^2`` wrt ``theta = (g, m, l)``.  Returns one dict per combination.
+    For every ``(T, K, mode)`` one forward builds the graph of ``sum (u - u_target)^2`` wrt
+    ``theta = (g, m, l)``; after one warm-up backward each, ``repeats`` rounds time one backward per
+    combination (``retain_graph``; nothing is cached between calls), interleaved so that load bursts
+    hit all combinations alike.  Returns one dict per combination with the median.
     """
-    rows = []
+    cases = []
     for T in T_list:
         x0, cost, target = _pendulum_problem(T, batch, seed, dtype)
         for K in K_list:
             for mode in modes:
-                dyn = PendulumDynamics().to(dtype)
+                dyn = PendulumDynamics(dtype=dtype)
                 solver = DiLQR(3, 1, T, max_iter=K, eps=0.0, grad_mode=mode, backward=backward,
                                exit_unconverged=False, detach_unconverged=False, verbose=-1)
                 start = time.perf_counter()
                 _, u, info = solver(x0, cost, dyn)
                 forward = time.perf_counter() - start
                 loss = ((u - target) ** 2).sum()
-                times = []
-                for _ in range(repeats + 1):
-                    start = time.perf_counter()
-                    loss.backward(retain_graph=True)
-                    times.append(time.perf_counter() - start)
-                rows.append({"T": T, "K": K, "mode": mode, "n_iter": info.n_iter, "forward_seconds": forward,
-                             "backward_seconds": statistics.median(times[1:])})
-    return rows
+                loss.backward(retain_graph=True)
+                cases.append(({"T": T, "K": K, "mode": mode, "n_iter": info.n_iter, "forward_seconds": forward},
+                              loss, []))
+    for _ in range(repeats):
+        for _, loss, times in cases:
+            start = time.perf_counter()
+            loss.backward(retain_graph=True)
+            times.append(time.perf_counter() - start)
+    return [{**row, "backward_seconds": statistics.median(times)} for row, _, times in cases]
 
 
 def benchmark_forward(
