@@ -41,3 +41,22 @@ __all__ = [
     "quadratic_shallow_equations",
     "rank_with_samples",
 ]
+
+# cgro (Li & Li, ICML 2025) and the shared adversarial attacks need PyTorch (the ``torch`` extra):
+# they are imported on first use, so ``import icml25.learning_theory`` works without torch.
+_LAZY = {
+    **dict.fromkeys(("adversarial_train", "clean_accuracy", "fgsm", "pgd", "robust_accuracy", "History"),
+                    "icml25.learning_theory.attacks"),
+    **dict.fromkeys(("DynamicsTracker", "RobustMemorizer", "TwoLayerPatchCNN", "interval_bounds", "separation"),
+                    "icml25.learning_theory.cgro"),
+}
+__all__ += sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    """Resolve the lazily imported PyTorch exports (attacks, cgro)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
