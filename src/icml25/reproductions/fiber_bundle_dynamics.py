@@ -1,0 +1,312 @@
+"""fiber_bundle_dynamics: measurement-aware CBF and noise-weighted Neural ODE, in our 2-D instantiation.
+
+The paper's tasks (Genesis soft worm, Franka, quadrotor) are out of reach offline; the brief's
+substitute is a planar point robot with unknown drag, four corner beacons whose noise bound (the
+fibre radius) grows with distance, random obstacle layouts and a PD controller behind a safety QP.
+Per seed:
+
+1. exploration data (40 trajectories of 2 s) measured at noise scales 0.5, 1 and 2 (the same
+   true trajectories and unit noise, scaled); structured Neural ODEs fitted by multiple shooting
+   with the inverse-covariance weighting (all scales) and without it (scale 1, the ablation);
+   relative vector-field error on 2000 clean random points;
+2. 30 random layouts, each run in lockstep with common random numbers under the mCBF, the
+   noise-blind CBF (raw measurements, no margin), the worst-case robust CBF (margin
+   ``L max delta_v``) and no filter, all on the weighted scale-1 model, and the mCBF and the
+   noise-blind CBF at noise scales 0.5, 1, 2, 4.
+
+Claims pool the episodes of all seeds (90 at quick scale) or average the seeds' errors.
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from icml25.control.fiber_bundle_dynamics import (  # noqa: E402
+    EpisodeConfig,
+    LocalSensorModel,
+    MeasurementAwareCBF,
+    NeuralODEDynamics,
+    exploration_data,
+    fit_neural_ode,
+    random_layout,
+    rollout,
+    shooting_error_quantile,
+    vector_field_error,
+)
+from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+
+CLAIM_SAFE = "mCBF keeps constraints under local noisy sensing (zero-violation episodes, CSR) vs the noise-blind CBF"
+CLAIM_ADAPTIVE = "adaptive margins are less conservative than the worst-case robust CBF at equal safety"
+CLAIM_WEIGHTED = "uncertainty-weighted Neural ODE: vector-field error <= 0.8 x unweighted"
+CLAIM_SCALING = "weighted error grows with the noise scale, at most 4x from scale 0.5 to 2"
+CLAIM_DEGRADE = "graceful degradation: mCBF violation rate <= noise-blind at every noise scale, <= 0.1 at scale 2"
+CLAIM_COST = "mCBF filter adds at most 2x per-step cost over the noise-blind CBF"
+DRIFT = "drifting noise (ours)"
+
+PAPER = Paper(
+    id="fiber_bundle_dynamics",
+    title="Learning Dynamics under Environmental Constraints via Measurement-Induced Bundle Structures",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=16,
+    module="icml25.control.fiber_bundle_dynamics",
+    anchors=("torchdiffeq", "ContinuumCoder/Measurement-Induced-Bundle-for-Learning-Dynamics"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,
+    extras=("torch",),
+    known_misses=(f"{CLAIM_ADAPTIVE}, {DRIFT}", CLAIM_SCALING),  # explained beside the claims in reproduce()
+)
+
+TRAIN_SCALES = (0.5, 1.0, 2.0)
+SWEEP_SCALES = (0.5, 1.0, 2.0, 4.0)
+# Control groups per noise model.  "slow": the sensor error drifts within the fibre (AR(1), 1 s);
+# "white": i.i.d. draws every 20 ms, the brief's model, which the plant itself averages out.
+NOISE = {"slow": 1.0, "white": 0.0}
+GROUPS = {
+    "slow": [("mcbf", 1.0), ("blind", 1.0), ("worst_case", 1.0), ("none", 1.0)]
+    + [(m, s) for s in SWEEP_SCALES if s != 1.0 for m in ("mcbf", "blind")],
+    "white": [(m, s) for s in SWEEP_SCALES for m in ("mcbf", "blind")] + [("worst_case", 1.0), ("none", 1.0)],
+}
+DT = 0.02
+
+
+def _test_points(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Clean (x, u) points: p in [0, 2]^2, v in [-1, 1]^2, u in [-2, 2]^2."""
+    rng = np.random.default_rng([seed, 7])
+    x = np.concatenate([rng.uniform(0, 2, (n, 2)), rng.uniform(-1, 1, (n, 2))], axis=1)
+    return x, rng.uniform(-2, 2, (n, 2))
+
+
+def _learning(seed: int, size: dict) -> tuple[dict, NeuralODEDynamics, float]:
+    """Fit the weighted models at every training scale and the unweighted one at scale 1."""
+    x_test, u_test = _test_points(seed, size["n_test"])
+    errors, seconds, models = {}, {}, {}
+    for scale in TRAIN_SCALES:
+        sensor = LocalSensorModel(scale=scale)
+        x, y, u = exploration_data(size["n_traj"], 2.0, DT, sensor, seed=np.random.default_rng([seed, 1]))
+        for weighting in (True, False) if scale == 1.0 else (True,):
+            key = f"{'weighted' if weighting else 'unweighted'}@{scale:g}"
+            model = NeuralODEDynamics(seed=seed, drag_inputs="velocity")
+            t0 = time.perf_counter()
+            fit_neural_ode(model, y, u, DT, sensor.state_sigma, weighting=weighting, horizon=10,
+                           steps=size["steps"], lr=size["lr"], batch_size=size["batch"], stride=2, seed=seed)
+            seconds[key] = time.perf_counter() - t0
+            errors[key] = vector_field_error(model, x_test, u_test)
+            models[key] = model
+    x_val, _, u_val = exploration_data(10, 2.0, DT, LocalSensorModel(), seed=np.random.default_rng([seed, 2]))
+    eps_f = shooting_error_quantile(models["weighted@1"], x_val, u_val, DT, horizon=10, q=0.95)
+    return {"vf_error": errors, "train_seconds": seconds, "eps_f": eps_f}, models["weighted@1"], eps_f
+
+
+def _filter_cost(seed: int, repeats: int) -> dict:
+    """Median time of one batched filter call (30 states) for the mCBF and the noise-blind CBF."""
+    rng = np.random.default_rng([seed, 3])
+    lay = [random_layout(rng) for _ in range(30)]
+    obs = np.stack([np.resize(lay_i.obstacles, (6, 2)) for lay_i in lay])
+    rad = np.stack([np.resize(lay_i.radii, 6) for lay_i in lay])
+    x = np.concatenate([rng.uniform(0, 2, (30, 2)), rng.uniform(-1, 1, (30, 2))], axis=1)
+    sensor = LocalSensorModel()
+    f0 = np.concatenate([x[:, 2:], -0.4 * x[:, 2:]], axis=1)
+    G = np.zeros((30, 4, 2))
+    G[:, 2, 0] = G[:, 3, 1] = 1.0
+    out = {}
+    for mode in ("adaptive", "blind"):
+        cbf = MeasurementAwareCBF(obs, rad, mode=mode)
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            cbf.filter(x, np.ones((30, 2)), lambda _: (f0, G), sensor.radius(x[:, :2]), 2.0)
+            times.append(time.perf_counter() - t0)
+        out[mode] = float(np.median(times))
+    return out
+
+
+def _pooled(per_seed: list[dict], key: str) -> np.ndarray:
+    return np.concatenate([np.asarray(r["episodes"][key], dtype=float) for r in per_seed])
+
+
+def reproduce(run: Run) -> Result:
+    # drag_inputs="velocity" (ours): with the brief's 4-input drag MLP the weighted/unweighted error ratio
+    # was 0.76 and 0.69 on seeds 0 and 1 (errors 0.058/0.075, 0.046/0.067) against 0.73 and 0.55 with
+    # velocity inputs; the drag depends on v only, and the p inputs only add variance.
+    size = run.pick(
+        smoke=dict(n_traj=8, steps=10, lr=5e-3, batch=128, n_test=200, episodes=4, horizon_s=3.0, repeats=5),
+        quick=dict(n_traj=40, steps=200, lr=5e-3, batch=256, n_test=2000, episodes=30, horizon_s=15.0, repeats=50),
+        full=dict(n_traj=40, steps=1500, lr=1e-3, batch=512, n_test=2000, episodes=100, horizon_s=15.0, repeats=200),
+    )
+    learn, costs, example = [], [], None
+    control = {f"{noise}/{m}@{s:g}": [] for noise, groups in GROUPS.items() for m, s in groups}
+    for i, seed in enumerate(run.seeds):
+        stats, model, eps_f = _learning(seed, size)
+        learn.append(stats)
+        run.progress((i + 0.6) / len(run.seeds), f"seed {seed}: models fitted")
+        rng = np.random.default_rng([seed, 4])
+        layouts = [random_layout(rng) for _ in range(size["episodes"])]
+        cfg = EpisodeConfig(horizon_s=size["horizon_s"], model_err=eps_f)
+        for noise, tau in NOISE.items():
+            results = rollout(layouts, model.affine, GROUPS[noise], LocalSensorModel(correlation_time=tau),
+                              config=cfg, seed=seed, record=i == 0 and noise == "slow")
+            for (m, s), res in zip(GROUPS[noise], results, strict=True):
+                trajectory = res.pop("trajectory", None)
+                if trajectory is not None and s == 1.0:
+                    example = example or {"layouts": layouts, "traj": {}}
+                    example["traj"][m] = trajectory
+                control[f"{noise}/{m}@{s:g}"].append(res)
+        costs.append(_filter_cost(seed, size["repeats"]))
+        run.progress((i + 1) / len(run.seeds), f"seed {seed}: episodes done")
+
+    def rate(key: str, field: str) -> float:
+        return float(np.mean(_pooled(control[key], field)))
+
+    def mean_csr(key: str) -> float:
+        return float(np.mean([r["CSR"] for r in control[key]]))
+
+    claims = []
+    for noise, label in (("white", "white noise (brief)"), ("slow", DRIFT)):
+        # 1. safety of the mCBF against the noise-blind CBF (pooled episodes of all seeds)
+        viol_m = _pooled(control[f"{noise}/mcbf@1"], "violated")
+        viol_b = _pooled(control[f"{noise}/blind@1"], "violated")
+        safe_frac, csr_m = 1.0 - float(np.mean(viol_m)), mean_csr(f"{noise}/mcbf@1")
+        claims.append(Claim(
+            text=f"{CLAIM_SAFE}, {label}",
+            paper="99.3% CSR vs 72.8% w/o mCBF; pass: >= 95% zero-violation episodes, CSR >= 0.99, "
+                  "violation episodes <= 0.5 x noise-blind",
+            measured={"zero_violation_episodes": safe_frac, "CSR": csr_m, "violation_episodes": int(viol_m.sum())},
+            baseline={"noise_blind_violation_episodes": int(viol_b.sum()),
+                      "noise_blind_CSR": mean_csr(f"{noise}/blind@1"), "no_filter_CSR": mean_csr(f"{noise}/none@1")},
+            holds=bool(safe_frac >= 0.95 and csr_m >= 0.99 and viol_m.sum() <= 0.5 * viol_b.sum()),
+        ))
+        # 2. adaptive vs worst-case margins: success rate, and path length on the episodes both solve
+        mc, wc = control[f"{noise}/mcbf@1"], control[f"{noise}/worst_case@1"]
+        sr_m, sr_r = rate(f"{noise}/mcbf@1", "success"), rate(f"{noise}/worst_case@1", "success")
+        both = (_pooled(mc, "success") > 0) & (_pooled(wc, "success") > 0)
+        pl_ratio = float(np.mean(_pooled(mc, "path")[both]) / np.mean(_pooled(wc, "path")[both])) if both.any() else 1.0
+        csr_r = mean_csr(f"{noise}/worst_case@1")
+        # Drifting noise: measured +0.09 SR (62/90 vs 54/90 episodes) and a 0.954 path ratio, a narrow miss of
+        # both branches; see the docs (deadlocks of the PD + QP controller in passages that either margin closes).
+        claims.append(Claim(
+            text=f"{CLAIM_ADAPTIVE}, {label}",
+            paper="18.5 m vs 26-27 m paths, higher success; pass: SR >= robust SR + 0.1, or SR >= robust SR and "
+                  "PL <= 0.95 x robust PL, both CSR >= 0.99",
+            measured={"SR": sr_m, "PL_ratio_common_successes": pl_ratio, "CSR": csr_m},
+            baseline={"worst_case_SR": sr_r, "worst_case_CSR": csr_r},
+            holds=bool(min(csr_m, csr_r) >= 0.99 and (sr_m >= sr_r + 0.1 or (sr_m >= sr_r and pl_ratio <= 0.95))),
+        ))
+    # 3. uncertainty weighting and noise scaling of the learned vector field (seed means)
+    err = {k: float(np.mean([s["vf_error"][k] for s in learn])) for k in learn[0]["vf_error"]}
+    claims.append(Claim(
+        text=CLAIM_WEIGHTED,
+        paper="w/o uncertainty weighting ablation worse; pass: weighted <= 0.8 x unweighted",
+        measured=err["weighted@1"], baseline=err["unweighted@1"],
+        holds=bool(err["weighted@1"] <= 0.8 * err["unweighted@1"]),
+    ))
+    # Measured 0.016 / 0.038 / 0.139 at scales 0.5 / 1 / 2 (quick): the error grows about quadratically, not
+    # linearly.  Each segment starts from a noisy measurement (errors in variables), a bias of order delta_v^2
+    # that Theorem 4.1 does not model; with learned initial states (fit_neural_ode(initial="learned")) the
+    # error is 0.026 / 0.026 / 0.036, flat at the optimisation floor (side run, 3 seeds; see the docs).
+    e05, e1, e2 = err["weighted@0.5"], err["weighted@1"], err["weighted@2"]
+    claims.append(Claim(
+        text=CLAIM_SCALING,
+        paper="error <= c1 e^-lt + c2 delta_v (Thm 4.1); pass: non-decreasing over {0.5, 1, 2} (5% slack), "
+              "e(2) <= 4 e(0.5)",
+        measured={"0.5": e05, "1": e1, "2": e2}, baseline=None,
+        holds=bool(e1 >= 0.95 * e05 and e2 >= 0.95 * e1 and e2 <= 4 * e05),
+    ))
+    # 4. violation-episode rate against the noise scale, for both noise models
+    rates = {noise: {f"{s:g}": {m: rate(f"{noise}/{m}@{s:g}", "violated") for m in ("mcbf", "blind")}
+                     for s in SWEEP_SCALES} for noise in NOISE}
+    claims.append(Claim(
+        text=CLAIM_DEGRADE,
+        paper="P(safe) >= 1 - exp(-c / delta_v^2) (Thm 3.1); pass: mCBF <= blind at every scale, mCBF <= 0.1 at 2",
+        measured={noise: {s: r["mcbf"] for s, r in by.items()} for noise, by in rates.items()},
+        baseline={noise: {s: r["blind"] for s, r in by.items()} for noise, by in rates.items()},
+        holds=bool(all(r["mcbf"] <= r["blind"] for by in rates.values() for r in by.values())
+                   and all(by["2"]["mcbf"] <= 0.1 for by in rates.values())),
+    ))
+    ratio = float(np.median([c["adaptive"] / c["blind"] for c in costs]))
+    claims.append(Claim(
+        text=CLAIM_COST, paper="brief's target: <= 2x (same QP, one extra Lipschitz evaluation)",
+        measured=ratio, baseline=1.0, holds=bool(ratio <= 2.0),
+    ))
+
+    summary = {}
+    for key, per_seed in control.items():
+        ok = _pooled(per_seed, "success") > 0
+        summary[key] = {m: rate(key, f) for m, f in (("SR", "success"), ("violation_rate", "violated"))}
+        summary[key] |= {"CSR": mean_csr(key),
+                         "PL": float(np.mean(_pooled(per_seed, "path")[ok])) if ok.any() else None,
+                         "collision_rate": float(np.mean([r["collision_rate"] for r in per_seed])),
+                         "ACM": float(np.mean([r["ACM"] for r in per_seed])),
+                         "min_clearance": float(np.min([r["min_clearance"] for r in per_seed])),
+                         "infeasible_qp_steps": int(sum(r["infeasible_qp_steps"] for r in per_seed)),
+                         "infeasible_starts": int(sum(r["infeasible_starts"] for r in per_seed))}
+    metrics = {
+        "control": summary,
+        "control_per_seed": {k: [{m: r[m] for m in ("SR", "CSR", "violation_rate", "PL")} for r in v]
+                             for k, v in control.items()},
+        "violation_rate_by_scale": rates,
+        "vf_error_mean": err,
+        "vf_error_per_seed": [s["vf_error"] for s in learn],
+        "eps_f_per_seed": [s["eps_f"] for s in learn],
+        "train_seconds": [s["train_seconds"] for s in learn],
+        "filter_seconds": costs,
+        "filter_cost_ratio_time": ratio,
+    }
+    return Result(metrics=metrics, claims=claims, figures=[_figure(run, example, summary, rates, learn, err)])
+
+
+def _figure(run: Run, example: dict, summary: dict, rates: dict, learn: list[dict], err: dict) -> str:
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    ax = axes[0]
+    sensor = LocalSensorModel()
+    g = np.linspace(-0.2, 2.2, 121)
+    P = np.stack(np.meshgrid(g, g), axis=-1)
+    im = ax.pcolormesh(g, g, sensor.radius(P), cmap="Greys", shading="auto", alpha=0.6)
+    fig.colorbar(im, ax=ax, label="fibre radius $\\delta_v(p)$")
+    i = int(np.argmax([lay.radii.size for lay in example["layouts"]][:6]))
+    lay = example["layouts"][i]
+    for o, r in zip(lay.obstacles, lay.radii, strict=True):
+        ax.add_patch(plt.Circle(o, r, color="tab:red", alpha=0.6))
+        ax.add_patch(plt.Circle(o, r + 0.05, fill=False, ls="--", color="tab:red"))
+    styles = {"mcbf": ("tab:blue", "mCBF"), "blind": ("tab:orange", "noise-blind CBF"),
+              "worst_case": ("tab:green", "worst-case CBF"), "none": ("k", "no filter")}
+    for m, (c, label) in styles.items():
+        tr = example["traj"][m][:, i]
+        ax.plot(tr[:, 0], tr[:, 1], color=c, lw=1.5, label=label)
+    ax.plot(*lay.start[:2], "ko")
+    ax.plot(*lay.goal, "k*", ms=12)
+    ax.set(xlim=(-0.2, 2.2), ylim=(-0.2, 2.2), aspect="equal", title="one layout (seed 0), drifting noise, scale 1")
+    ax.legend(fontsize=8, loc="lower right")
+
+    ax = axes[1]
+    scales = [float(s) for s in SWEEP_SCALES]
+    for noise, ls in (("slow", "-"), ("white", "--")):
+        for m, c, mk in (("mcbf", "tab:blue", "o"), ("blind", "tab:orange", "s")):
+            ax.plot(scales, [rates[noise][f"{s:g}"][m] for s in scales], ls, marker=mk, color=c,
+                    label=f"{'mCBF' if m == 'mcbf' else 'noise-blind'}, {noise} noise: violation episodes")
+    ax.plot(scales, [summary[f"slow/mcbf@{s:g}"]["SR"] for s in scales], ":", marker="o", color="tab:blue",
+            alpha=0.6, label="mCBF, slow noise: success")
+    ax.set(xscale="log", xlabel="noise scale", ylabel="fraction of episodes", ylim=(-0.02, 1.02),
+           title="safety vs sensing quality (pooled seeds)")
+    ax.set_xticks(scales, [f"{s:g}" for s in scales])
+    ax.legend(fontsize=7)
+
+    ax = axes[2]
+    for j, s in enumerate(learn):
+        ax.plot(TRAIN_SCALES, [s["vf_error"][f"weighted@{t:g}"] for t in TRAIN_SCALES], "o-", color="tab:blue",
+                alpha=0.35, label="weighted (per seed)" if j == 0 else None)
+        ax.plot([1.0], [s["vf_error"]["unweighted@1"]], "x", color="tab:orange", alpha=0.6,
+                label="unweighted (per seed)" if j == 0 else None)
+    ax.plot(TRAIN_SCALES, [err[f"weighted@{t:g}"] for t in TRAIN_SCALES], "o-", color="tab:blue", lw=2.5,
+            label="weighted (mean)")
+    ax.plot([1.0], [err["unweighted@1"]], "X", color="tab:orange", ms=12, label="unweighted (mean)")
+    ax.set(xlabel="noise scale of the training data", ylabel="relative vector-field error",
+           title="Neural ODE: inverse-covariance weighting")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "fiber_bundle_dynamics")
