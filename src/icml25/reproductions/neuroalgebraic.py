@@ -285,8 +285,7 @@ def _figure(run, grid, computed, expected, m_range, ranks_m, sing, ts, spectra, 
     for w, r in grid:
         key = f"{w}|r={r}"
         table[rs.index(r) * len(d0s) + d0s.index(w[0]), w[1] - 1] = expected[key] - computed[key]
-    cmap = plt.get_cmap("Reds").copy()
-    cmap.set_bad("lightgrey")
+    cmap = plt.get_cmap("Reds").with_extremes(bad="lightgrey")
     ax.imshow(np.ma.masked_invalid(table), cmap=cmap, vmin=0, vmax=max(2.0, float(np.nanmax(table))), aspect="auto")
     for (i, j), v in np.ndenumerate(table):
         if np.isfinite(v) and v > 0:
