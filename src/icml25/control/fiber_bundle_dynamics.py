@@ -14,10 +14,10 @@ Example
 ...     LocalSensorModel, MeasurementAwareCBF, PlantParams, true_affine)
 >>> sensor = LocalSensorModel()                          # beacons at the corners of [0, 2]^2
 >>> cbf = MeasurementAwareCBF(obstacles=[[1.0, 1.0]], radii=[0.2])
->>> x_hat = np.array([0.5, 1.0, 1.0, 0.0])               # heading straight at the obstacle
->>> u, info = cbf.filter(x_hat, np.array([2.0, 0.0]), true_affine(PlantParams()), sensor.radius(x_hat[:2]))
->>> bool(u[0] < 2.0)                                     # the filter brakes
-True
+>>> x_hat = np.array([0.2, 1.0, 0.5, 0.0])               # heading straight at the obstacle
+>>> u, info = cbf.filter(x_hat, np.array([2.0, 0.0]), true_affine(PlantParams()), sensor.radius(x_hat[:2]), 2.0)
+>>> bool(u[0] < 0.0), bool(info["active"])               # the filter brakes
+(True, True)
 """
 
 from __future__ import annotations
@@ -891,11 +891,11 @@ def _rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[st
     obs, rad = _stack_layouts(layouts)
     sensors = [base.rescaled(s) for _, s in groups]
     cbfs, observers = [], []
+    modes = {"mcbf": "adaptive", "blind": "blind", "worst_case": "worst_case"}
     for (method, _), sen in zip(groups, sensors, strict=True):
-        mode = {"mcbf": "adaptive", "blind": "blind", "worst_case": "worst_case", "none": "adaptive"}[method]
         cbfs.append(None if method == "none" else MeasurementAwareCBF(
             obs, rad, r_safe=cfg.r_safe, k1=cfg.k1, alpha=cfg.alpha, delta_w=params.delta_w,
-            model_err=cfg.model_err, mode=mode, k_nearest=cfg.k_nearest,
+            model_err=cfg.model_err, mode=modes[method], k_nearest=cfg.k_nearest,
             worst_case_delta=sen.max_radius(cfg.workspace)))
         observers.append(BundleObserver(f_hat, sen, cfg.k0, cfg.observer[method]))
     goal = np.stack([lay.goal for lay in layouts])
