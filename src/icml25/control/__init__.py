@@ -1,4 +1,4 @@
-"""Control: differentiable LQR / iLQR (DiLQR).
+"""Control: differentiable LQR / iLQR (DiLQR) and measurement-aware barrier functions (fiber bundles).
 
 Everything here needs the ``torch`` extra (``pip install icml25[torch]``); the names are imported
 lazily, so ``import icml25.control`` itself works without PyTorch.
@@ -25,6 +25,23 @@ _EXPORTS = {
     "sample_pendulum_states": "icml25.control.dilqr",
     "benchmark_backward": "icml25.control.dilqr",
     "benchmark_forward": "icml25.control.dilqr",
+    "LocalSensorModel": "icml25.control.fiber_bundle_dynamics",
+    "MeasurementAwareCBF": "icml25.control.fiber_bundle_dynamics",
+    "BundleObserver": "icml25.control.fiber_bundle_dynamics",
+    "NeuralODEDynamics": "icml25.control.fiber_bundle_dynamics",
+    "fit_neural_ode": "icml25.control.fiber_bundle_dynamics",
+    "shoot": "icml25.control.fiber_bundle_dynamics",
+    "PointRobotEnv": "icml25.control.fiber_bundle_dynamics",
+    "Layout": "icml25.control.fiber_bundle_dynamics",
+    "random_layout": "icml25.control.fiber_bundle_dynamics",
+    "PlantParams": "icml25.control.fiber_bundle_dynamics",
+    "true_affine": "icml25.control.fiber_bundle_dynamics",
+    "rollout": "icml25.control.fiber_bundle_dynamics",
+    "run_episodes": "icml25.control.fiber_bundle_dynamics",
+    "EpisodeConfig": "icml25.control.fiber_bundle_dynamics",
+    "solve_qp_2d": "icml25.control.fiber_bundle_dynamics",
+    "exploration_data": "icml25.control.fiber_bundle_dynamics",
+    "vector_field_error": "icml25.control.fiber_bundle_dynamics",
 }
 
 __all__ = list(_EXPORTS)

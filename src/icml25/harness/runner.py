@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from icml25.harness.store import (
     versions,
     write_json_atomic,
 )
+from icml25.harness.threads import single_thread
 
 
 @dataclass
@@ -53,7 +55,8 @@ def run_paper(
 ) -> Outcome:
     """Run (or skip, if stored with the same seeds) one paper's reproduction at ``scale``.
 
-    The result is written atomically to ``root/<id>/<scale>.json`` only once the whole
+    Smoke and quick runs use one BLAS/OpenMP/PyTorch thread (``harness.threads``).  The result is
+    written atomically to ``root/<id>/<scale>.json`` only once the whole
     reproduction has finished, so an interrupted run leaves no partial result behind.
     """
     if scale not in SCALES:
@@ -69,9 +72,11 @@ def run_paper(
         return Outcome(entry.id, scale, "skipped", record=stored, seconds=stored["seconds"])
     run = Run(scale=scale, seeds=seeds, out=figure_dir(root, entry.id, scale),
               progress=progress or (lambda fraction, message="": None))
+    limit = single_thread() if scale in ("smoke", "quick") else contextlib.nullcontext()
     start = time.perf_counter()
     try:
-        result = entry.module.reproduce(run)
+        with limit:
+            result = entry.module.reproduce(run)
         if not isinstance(result, Result):
             raise TypeError(f"reproduce() must return a Result, got {type(result).__name__}")
     except Exception:
