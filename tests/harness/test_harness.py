@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import types
+from pathlib import Path
 
 import matplotlib
 
@@ -159,3 +160,12 @@ def test_report_embeds_figures_and_claims(tmp_path, monkeypatch):
 def test_catalogue_markdown_lists_every_paper():
     table = catalogue_markdown(catalogue().values())
     assert table.count("\n") == 38 + 2
+
+
+def test_committed_full_results_are_valid_records():
+    root = Path(__file__).resolve().parents[2] / "results" / "full"
+    for path in sorted(root.glob("*.json")):
+        record = load_result(path)
+        assert record is not None, f"{path} is not a result record"
+        assert record["paper"] == path.stem and record["scale"] == "full"
+        assert lookup(path.stem).status == "implemented"
