@@ -18,6 +18,7 @@ from icml25.harness.registry import Entry, catalogue, closest, lookup
 from icml25.harness.report import catalogue_markdown, write_report
 from icml25.harness.runner import run_paper
 from icml25.harness.store import load_result, result_path, write_json_atomic
+from icml25.harness.timing import median_seconds
 
 
 def fake_entry(reproduce, pid="cross_conformal", seeds=(0, 1)) -> Entry:
@@ -169,3 +170,10 @@ def test_committed_full_results_are_valid_records():
         assert record is not None, f"{path} is not a result record"
         assert record["paper"] == path.stem and record["scale"] == "full"
         assert lookup(path.stem).status == "implemented"
+
+
+def test_median_seconds():
+    calls = []
+    assert median_seconds(lambda: calls.append(1), 5) >= 0 and len(calls) == 5
+    with pytest.raises(ValueError, match="repeats"):
+        median_seconds(lambda: None, 0)

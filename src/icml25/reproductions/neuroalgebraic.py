@@ -26,9 +26,6 @@ a width-3 student fitting a width-1 teacher (``r = 2``), drives ``S`` to rank 1.
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -36,6 +33,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.harness.timing import median_seconds
 from icml25.learning_theory.neuroalgebraic import (  # noqa: E402
     AH_EXCEPTIONS,
     PolyNet,
@@ -129,15 +127,6 @@ def _teacher_student(seed: int, steps: int) -> dict:
     return {"steps": list(range(0, steps + 1, record)), "sigma_S": sigmas, "mse": losses}
 
 
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def reproduce(run: Run) -> Result:
     scale = run.scale
     grid = _shallow_grid(scale)
@@ -195,8 +184,8 @@ def reproduce(run: Run) -> Result:
              for w, r in EXACT_CASES}
     exact_ok = all(v["float"] == v["exact"] for v in exact.values())
     repeats = run.pick(smoke=3, quick=15, full=30)
-    t_float = _median_time(lambda: neurovariety_dim(*SPEED_CASE, rng=0), repeats)
-    t_exact = _median_time(lambda: neurovariety_dim(*SPEED_CASE, exact=True, rng=0), repeats)
+    t_float = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, rng=0), repeats)
+    t_exact = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, exact=True, rng=0), repeats)
     speed_agree = neurovariety_dim(*SPEED_CASE, rng=0).dim == neurovariety_dim(*SPEED_CASE, exact=True, rng=0).dim
     speedup = t_exact / t_float
 

@@ -19,7 +19,6 @@ reconstruction (see docs/papers/tmvml.md).  Everything runs in one process, over
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import matplotlib
@@ -33,6 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from icml25.data.mvml import MVMLSplit, load_digits_mvml, split_mvml, synthetic_mvml_model
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.timing import median_seconds
 from icml25.multilabel import (
     ConcatRidge,
     LowRankRidge,
@@ -156,15 +156,6 @@ def _denoise(rng: np.random.Generator, grid: np.ndarray) -> dict:
     return {"tnn": tnn, "ltr": ltr, "oracle_rank2": rel(truncated), "noisy": rel(noisy)}
 
 
-def _median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def _mean(values) -> float:
     return float(np.mean(values))
 
@@ -230,14 +221,14 @@ def _reproduce(run: Run) -> Result:
     tensor = rng.standard_normal((20, 30, 64))
     repeats = run.pick(smoke=3, quick=20, full=100)
     prox_seconds = {
-        "ltr": _median_seconds(lambda: prox_ltr(tensor, 1.0, 1.0), repeats),
-        "tnn": _median_seconds(lambda: prox_tnn(tensor, 1.0), repeats),
+        "ltr": median_seconds(lambda: prox_ltr(tensor, 1.0, 1.0), repeats),
+        "tnn": median_seconds(lambda: prox_tnn(tensor, 1.0), repeats),
     }
     digits = load_digits_mvml(seed=run.seeds[0])
     fit_repeats = run.pick(smoke=1, quick=3, full=10)
     fit_seconds = {
-        "tmvml": _median_seconds(lambda: TMvML(lam=1.0).fit(digits.Xs_train, digits.Y_train), fit_repeats),
-        "concat_ridge": _median_seconds(lambda: ConcatRidge().fit(digits.Xs_train, digits.Y_train), fit_repeats),
+        "tmvml": median_seconds(lambda: TMvML(lam=1.0).fit(digits.Xs_train, digits.Y_train), fit_repeats),
+        "concat_ridge": median_seconds(lambda: ConcatRidge().fit(digits.Xs_train, digits.Y_train), fit_repeats),
     }
     tick("timings")
 

@@ -27,6 +27,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from icml25.data.molecules import make_molecule_like
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.timing import median_seconds
 from icml25.transport.wilt import WLLabelingTree, distill, rmse_without_outliers
 from icml25.transport.wilt_mpnn import embed_graphs, predict_graphs, train_mpnn
 
@@ -80,15 +81,6 @@ def _wloa_kernel_distance(colors_a: np.ndarray, colors_b: np.ndarray) -> float:
         return sum(min(v, y[key]) for key, v in x.items())
 
     return 0.5 * (k(a, a) + k(b, b)) - k(a, b)
-
-
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def _one_seed(
@@ -242,8 +234,8 @@ def _timing(
         for i, j in zip(pa, pb, strict=True):
             _wwl_pot(colors[i], colors[j])
 
-    t_wilt = np.array([[_median_time(lambda c=c: wilt_call(c), 1) for c in cases] for _ in range(repeats)])
-    t_pot = np.array([[_median_time(lambda c=c: pot_call(c), 1) for c in cases] for _ in range(repeats)])
+    t_wilt = np.array([[median_seconds(lambda c=c: wilt_call(c), 1) for c in cases] for _ in range(repeats)])
+    t_pot = np.array([[median_seconds(lambda c=c: pot_call(c), 1) for c in cases] for _ in range(repeats)])
     out["wilt_seconds_per_pair"] = [
         float(t / c[4].size) for t, c in zip(np.median(t_wilt, 0), cases, strict=True)
     ]
@@ -261,7 +253,7 @@ def _timing(
     mu_d = dummy.transform(graphs)
     wloa = np.array([_wloa_kernel_distance(colors[i], colors[j]) for i, j in zip(pa, pb, strict=True)])
     out["wloa_max_abs_error"] = float(np.max(np.abs(dummy.distance(mu_d[pa], mu_d[pb]) - wloa)))
-    t_same = _median_time(lambda: tree.distance(mu[pa], mu[pb]), repeats)
+    t_same = median_seconds(lambda: tree.distance(mu[pa], mu[pb]), repeats)
     out["speedup_vs_pot"] = float(np.median(t_pot[:, 0]) / t_same)
     out["speedup_pairs"] = int(pa.size)
     return out
