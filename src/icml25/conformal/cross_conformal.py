@@ -556,6 +556,20 @@ class CrossConformalClassifier(_CrossConformal):
 
 
 class _SplitConformal(BaseEstimator):
+    """Shared hyperparameters and the train/calibration split of the split-conformal baselines."""
+
+    def __init__(
+        self,
+        estimator: BaseEstimator | None = None,
+        confidence_level: float = 0.9,
+        calibration_size: float = 0.5,
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        self.estimator = estimator
+        self.confidence_level = confidence_level
+        self.calibration_size = calibration_size
+        self.random_state = random_state
+
     def _split_fit(
         self, X: np.ndarray, y: np.ndarray, default: BaseEstimator, methods: tuple[str, ...]
     ) -> None:
@@ -591,18 +605,6 @@ class SplitConformalRegressor(_SplitConformal):
     (infinite when that exceeds m), i.e. ``{y : (1 + #{R_i >= |y - mu(x)|}) / (m + 1) > alpha}``.
     """
 
-    def __init__(
-        self,
-        estimator: BaseEstimator | None = None,
-        confidence_level: float = 0.9,
-        calibration_size: float = 0.5,
-        random_state: int | np.random.Generator | None = None,
-    ) -> None:
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.calibration_size = calibration_size
-        self.random_state = random_state
-
     @staticmethod
     def _train_scores(model: BaseEstimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.abs(y - model.predict(X))
@@ -632,18 +634,6 @@ class SplitConformalRegressor(_SplitConformal):
 
 class SplitConformalClassifier(_SplitConformal):
     """Split conformal classification with score ``1 - p_hat(y | x)``: the set ``{y : p(y) > alpha}``."""
-
-    def __init__(
-        self,
-        estimator: BaseEstimator | None = None,
-        confidence_level: float = 0.9,
-        calibration_size: float = 0.5,
-        random_state: int | np.random.Generator | None = None,
-    ) -> None:
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.calibration_size = calibration_size
-        self.random_state = random_state
 
     def _train_scores(self, model: BaseEstimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _class_scores(model, X, self.classes_)[np.arange(y.size), np.searchsorted(self.classes_, y)]

@@ -10,37 +10,7 @@ five applications (Li et al., ICML 2025).  Needs PyTorch; its names are imported
 import importlib
 
 from icml25.optim import generalized_smoothness_gd as _gsgd
-from icml25.optim.generalized_smoothness_gd import (
-    AffineEll,
-    CallableEll,
-    CertifiedFunction,
-    ConstantEll,
-    CoshSum,
-    DoubleWell,
-    Ell,
-    EllFunction,
-    GDResult,
-    GridResult,
-    LogBarrier,
-    PowerEll,
-    SquaredAffineEll,
-    armijo_gd,
-    as_ell,
-    clipped_gd,
-    constant_gd,
-    ell_gd,
-    ell_step,
-    estimate_ell,
-    fit_affine_envelope,
-    grid_search,
-    l0l1_gd,
-    measure_curvature,
-    normalized_gd,
-    quadrature_step,
-    theory_constant_step,
-)
 
-_LAZY = {"EllGD": _gsgd, "scale_grad_by_ell_": _gsgd}
 _SQUISHER_NAMES = (
     "EWCPenalty",
     "apply_masks",
@@ -63,46 +33,20 @@ _SQUISHER_NAMES = (
     "ugm_merge",
     "uniform_importance",
 )
-_LAZY_MODULES = dict.fromkeys(_SQUISHER_NAMES, "icml25.optim.squisher")
+_LAZY_MODULES = {
+    **dict.fromkeys(_gsgd.__all__, "icml25.optim.generalized_smoothness_gd"),
+    **dict.fromkeys(_SQUISHER_NAMES, "icml25.optim.squisher"),
+}
 
-__all__ = [
-    "AffineEll",
-    "CallableEll",
-    "CertifiedFunction",
-    "ConstantEll",
-    "CoshSum",
-    "DoubleWell",
-    "Ell",
-    "EllFunction",
-    "EllGD",
-    "GDResult",
-    "GridResult",
-    "LogBarrier",
-    "PowerEll",
-    "SquaredAffineEll",
-    "armijo_gd",
-    "as_ell",
-    "clipped_gd",
-    "constant_gd",
-    "ell_gd",
-    "ell_step",
-    "estimate_ell",
-    "fit_affine_envelope",
-    "grid_search",
-    "l0l1_gd",
-    "measure_curvature",
-    "normalized_gd",
-    "quadrature_step",
-    "scale_grad_by_ell_",
-    "theory_constant_step",
-    *_SQUISHER_NAMES,
-]
+__all__ = [*_gsgd.__all__, *_SQUISHER_NAMES]
 
 
 def __getattr__(name: str):
-    """Resolve the lazily imported PyTorch exports."""
-    if name in _LAZY:
-        return getattr(_LAZY[name], name)
+    """Resolve the exports from their modules on first use (PyTorch is only imported when needed)."""
     if name in _LAZY_MODULES:
         return getattr(importlib.import_module(_LAZY_MODULES[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
