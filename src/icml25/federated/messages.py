@@ -1,0 +1,155 @@
+"""Messages of the federated runtime, shaped like Flower's: named arrays, a config and metrics.
+
+A message carries ``arrays`` (``dict[str, numpy.ndarray]``), plus ``config`` (server -> client) or
+``num_examples`` and ``metrics`` (client -> server).  Config and metric values are scalars
+(bool, int, float, str, bytes), as in Flower.  :func:`serialize` turns named arrays into bytes
+(a small header per array and its raw buffer); the communication ledger counts exactly those bytes.
+Sub-byte integers (4-bit weights, say) travel packed with :func:`pack_uint`.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "Scalar", "FitIns", "FitRes", "EvaluateIns", "EvaluateRes", "MalformedMessageError",
+    "check_arrays", "check_scalars", "check_fit_res", "serialize", "deserialize", "payload_bits",
+    "pack_uint", "unpack_uint",
+]
+
+Scalar = bool | int | float | str | bytes
+_SCALARS = (bool, int, float, str, bytes, np.integer, np.floating, np.bool_)
+
+
+class MalformedMessageError(ValueError):
+    """A message whose arrays, config or metrics break the message contract."""
+
+
+@dataclass
+class FitIns:
+    """Server -> client: the arrays to train from and the round's config."""
+
+    arrays: dict[str, np.ndarray]
+    config: dict[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass
+class FitRes:
+    """Client -> server: the arrays produced by local training, its example count and metrics."""
+
+    arrays: dict[str, np.ndarray]
+    num_examples: int
+    metrics: dict[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluateIns:
+    """Server -> client: the arrays to evaluate and the config."""
+
+    arrays: dict[str, np.ndarray]
+    config: dict[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluateRes:
+    """Client -> server: loss, example count and metrics of a local evaluation."""
+
+    loss: float
+    num_examples: int
+    metrics: dict[str, Scalar] = field(default_factory=dict)
+
+
+def check_arrays(arrays: object, what: str = "arrays") -> dict[str, np.ndarray]:
+    """Return ``arrays`` if it is a mapping of str to finite numeric ndarrays, else raise MalformedMessageError."""
+    if not isinstance(arrays, Mapping):
+        raise MalformedMessageError(f"{what} must be a dict of name -> numpy array, got {type(arrays).__name__}")
+    for name, value in arrays.items():
+        if not isinstance(name, str) or not name:
+            raise MalformedMessageError(f"{what}: array names must be non-empty strings, got {name!r}")
+        if not isinstance(value, np.ndarray):
+            raise MalformedMessageError(f"{what}[{name!r}] must be a numpy array, got {type(value).__name__}")
+        if value.dtype.kind not in "biuf":
+            raise MalformedMessageError(f"{what}[{name!r}] must be numeric (bool, int, uint, float), got {value.dtype}")
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            raise MalformedMessageError(f"{what}[{name!r}] contains NaN or Inf")
+    return dict(arrays)
+
+
+def check_scalars(values: object, what: str) -> dict[str, Scalar]:
+    """Return ``values`` if it is a mapping of str to scalars (Flower's config/metrics), else raise."""
+    if not isinstance(values, Mapping):
+        raise MalformedMessageError(f"{what} must be a dict of name -> scalar, got {type(values).__name__}")
+    for name, value in values.items():
+        if not isinstance(name, str) or not isinstance(value, _SCALARS):
+            raise MalformedMessageError(f"{what}[{name!r}] must be bool, int, float, str or bytes, got "
+                                   f"{type(value).__name__}")
+    return dict(values)
+
+
+def check_fit_res(res: object) -> FitRes:
+    """Validate a client's reply to ``fit``; raise MalformedMessageError naming what is wrong."""
+    if not isinstance(res, FitRes):
+        raise MalformedMessageError(f"fit must return a FitRes, got {type(res).__name__}")
+    check_arrays(res.arrays, "FitRes.arrays")
+    check_scalars(res.metrics, "FitRes.metrics")
+    if isinstance(res.num_examples, bool) or not isinstance(res.num_examples, (int, np.integer)) \
+            or res.num_examples < 0:
+        raise MalformedMessageError(f"FitRes.num_examples must be an int >= 0, got {res.num_examples!r}")
+    return res
+
+
+def serialize(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Serialize named arrays: per array a length-prefixed JSON header (name, dtype, shape) and raw bytes."""
+    chunks = []
+    for name, value in check_arrays(arrays).items():
+        value = np.ascontiguousarray(value)
+        header = json.dumps({"n": name, "d": value.dtype.str, "s": list(value.shape)}).encode()
+        chunks += [struct.pack("<I", len(header)), header, struct.pack("<Q", value.nbytes), value.tobytes()]
+    return b"".join(chunks)
+
+
+def deserialize(blob: bytes) -> dict[str, np.ndarray]:
+    """Inverse of :func:`serialize`."""
+    arrays, pos = {}, 0
+    while pos < len(blob):
+        (n_header,) = struct.unpack_from("<I", blob, pos)
+        header = json.loads(blob[pos + 4: pos + 4 + n_header])
+        pos += 4 + n_header
+        (n_bytes,) = struct.unpack_from("<Q", blob, pos)
+        pos += 8
+        arrays[header["n"]] = np.frombuffer(blob[pos: pos + n_bytes], dtype=header["d"]).reshape(header["s"]).copy()
+        pos += n_bytes
+    return arrays
+
+
+def payload_bits(arrays: Mapping[str, np.ndarray]) -> int:
+    """Bits of array data a message serializes (its raw buffers, without the per-array headers)."""
+    return 8 * sum(np.ascontiguousarray(v).nbytes for v in check_arrays(arrays).values())
+
+
+def pack_uint(values: np.ndarray, bits: int) -> np.ndarray:
+    """Pack unsigned integers < 2**bits into a uint8 array, ``bits`` bits each (little-endian bit order)."""
+    if not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 16:
+        raise ValueError(f"bits must be an int in [1, 16], got {bits!r}")
+    values = np.asarray(values)
+    if values.dtype.kind not in "iu" or (values.size and (values.min() < 0 or values.max() >= 2**bits)):
+        raise ValueError(f"values must be integers in [0, 2**{bits}), got dtype {values.dtype}")
+    flat = values.astype(np.uint32).ravel()
+    planes = (flat[:, None] >> np.arange(bits, dtype=np.uint32)) & 1
+    return np.packbits(planes.astype(np.uint8).ravel(), bitorder="little")
+
+
+def unpack_uint(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """Inverse of :func:`pack_uint`: ``count`` unsigned integers of ``bits`` bits each."""
+    if not 1 <= bits <= 16 or count < 0:
+        raise ValueError(f"bits must be in [1, 16] and count >= 0, got {bits} and {count}")
+    planes = np.unpackbits(np.asarray(packed, dtype=np.uint8), bitorder="little")[: bits * count]
+    if planes.size != bits * count:
+        raise ValueError(f"packed array holds {planes.size} bits, need {bits * count}")
+    weights = (1 << np.arange(bits, dtype=np.uint32))
+    return (planes.reshape(count, bits).astype(np.uint32) * weights).sum(axis=1).astype(np.uint32)
