@@ -13,8 +13,8 @@ from pathlib import Path
 from icml25.harness.contract import SCALES
 from icml25.harness.registry import Entry, catalogue, lookup
 from icml25.harness.report import catalogue_markdown, short_value, write_report
-from icml25.harness.runner import Outcome, run_paper
-from icml25.harness.store import load_result, result_path
+from icml25.harness.runner import Outcome
+from icml25.harness.store import StoreError, load_result, result_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -38,6 +38,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="icml25", description="Library code and reproductions of 38 ICML 2025 papers.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -54,15 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="number of seeds (0..N-1); default: each paper's own seed list")
     p_rep.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     p_rep.add_argument("--force", action="store_true", help="redo results that are already stored")
+    p_rep.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local: this machine (see --jobs); ray: one Ray task per paper (pip install icml25[ray])")
+    p_rep.add_argument("--address", default=None,
+                       help="Ray cluster address (ray backend; default: a running or new local instance)")
+    p_rep.add_argument("--jobs", type=_positive_int, default=None,
+                       help="local backend: papers run at once, each in its own worker process (default 1: in this "
+                            "process)")
+    p_rep.add_argument("--timeout", type=_positive_float, default=None, metavar="SECONDS",
+                       help="fail a paper that runs longer than this, killing its worker (default: no limit)")
     p_report = sub.add_parser("report", help="write results/report.md and results/report.html")
     p_report.add_argument("--out", type=Path, default=Path("results"), help="results folder")
     return parser
 
 
-def _console():
+def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, stderr=stderr)
 
 
 def _entries(field: str | None = None) -> list[Entry]:
@@ -145,6 +164,17 @@ def _lookup(pid: str) -> Entry:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from icml25.harness.backends import BackendUnavailableError, Hooks, import_ray, run_many
+
+    if args.backend == "ray":
+        if args.jobs is not None:
+            raise UsageError("--jobs applies to the local backend; Ray schedules tasks by their resources")
+        try:
+            import_ray()
+        except BackendUnavailableError as exc:
+            raise UsageError(str(exc)) from None
+    elif args.address is not None:
+        raise UsageError("--address applies to the ray backend (--backend ray)")
     if args.ids:
         entries = [_lookup(pid) for pid in dict.fromkeys(args.ids)]
         planned = [e.id for e in entries if e.status == "planned"]
@@ -153,21 +183,30 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     else:
         entries = [e for e in catalogue().values() if e.status != "planned"]
     console = _console()
-    outcomes: list[Outcome] = []
+    warnings = _console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[note]}"),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         overall = progress.add_task(f"{args.scale} scale", total=len(entries), note="")
-        for entry in entries:
-            task = progress.add_task(f"  {entry.id}", total=1.0, note="")
+        tasks = {e.id: progress.add_task(f"  {e.id}", total=1.0, note="queued", start=False) for e in entries}
 
-            def report(fraction, message="", task=task):
-                progress.update(task, completed=fraction if fraction is not None else None, note=message)
-
-            outcome = run_paper(entry, args.scale, n_seeds=args.seeds, root=args.out, force=args.force,
-                                progress=report)
-            outcomes.append(outcome)
-            progress.update(task, completed=1.0, note=_summary(outcome))
+        def done(outcome: Outcome) -> None:
+            progress.start_task(tasks[outcome.id])
+            progress.update(tasks[outcome.id], completed=1.0, note=_summary(outcome))
             progress.advance(overall)
+
+        hooks = Hooks(
+            start=lambda pid: (progress.start_task(tasks[pid]), progress.update(tasks[pid], note="running")),
+            progress=lambda pid, fraction, message: progress.update(
+                tasks[pid], completed=fraction if fraction is not None else None, note=message),
+            done=done,
+            warn=lambda message: warnings.print(f"icml25: warning: {message}", markup=False),
+        )
+        try:
+            outcomes = run_many(entries, args.scale, n_seeds=args.seeds, root=args.out, force=args.force,
+                                backend=args.backend, jobs=args.jobs or 1, timeout=args.timeout,
+                                address=args.address, hooks=hooks)
+        except BackendUnavailableError as exc:
+            raise UsageError(str(exc)) from None
     for outcome in outcomes:
         if outcome.status == "failed":
             console.print(f"[red]{outcome.id} failed[/]:\n{outcome.error}", markup=True)
@@ -203,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"icml25: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except StoreError as exc:
+        print(f"icml25: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("icml25: interrupted; finished results are stored, rerun to resume", file=sys.stderr)
         return 130

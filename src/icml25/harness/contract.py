@@ -29,6 +29,8 @@ class Paper:
     budget of the quick scale on 2 CPU cores (60 s, or 120 s for papers that train a network).
     ``known_misses`` lists claim texts that a faithful implementation does not meet at quick
     scale; each must be explained in the reproduction file next to the claim.
+    ``num_cpus`` and ``num_gpus`` are the resources a full-scale run asks a Ray cluster for
+    (``icml25 reproduce --backend ray --scale full``); smoke and quick runs ask for one CPU.
     """
 
     id: str
@@ -41,12 +43,16 @@ class Paper:
     quick_budget_s: float = 60.0
     extras: tuple[str, ...] = ()
     known_misses: tuple[str, ...] = ()
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.id.isidentifier():
             raise ValueError(f"paper id must be a Python identifier, got {self.id!r}")
         if not self.default_seeds:
             raise ValueError("default_seeds must not be empty")
+        if not self.num_cpus > 0 or not self.num_gpus >= 0:
+            raise ValueError(f"num_cpus must be > 0 and num_gpus >= 0, got {self.num_cpus}, {self.num_gpus}")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,34 +23,90 @@ def figure_dir(root: Path, pid: str, scale: str) -> Path:
     return Path(root) / pid / scale
 
 
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file and ``os.replace``."""
+class StoreError(OSError):
+    """A result or figure could not be written (full disk, unwritable folder): one clear line."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(cause.errno, f"cannot write {path}: {reason}; results stored earlier are intact")
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def warn(message: str) -> None:
+    """The default sink of store warnings (corrupt or foreign files): one line on stderr."""
+    print(f"icml25: warning: {message}", file=sys.stderr)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file, ``fsync`` and ``os.replace``.
+
+    Any ``OSError`` (``ENOSPC``, ``EACCES`` ...) is raised as :class:`StoreError`; the previous
+    content of ``path``, if any, is left as it was and no temporary file remains.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=1, allow_nan=False, sort_keys=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(path, exc) from exc
         raise
 
 
-def load_result(path: Path) -> dict[str, Any] | None:
-    """Load a stored result; ``None`` if it is missing, corrupt or not one of ours."""
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (see :func:`write_bytes_atomic`)."""
+    text = json.dumps(data, indent=1, allow_nan=False, sort_keys=False) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def check_writable(root: Path) -> None:
+    """Raise :class:`StoreError` unless a file can be created in ``root`` (created if missing)."""
+    root = Path(root)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=root, prefix=".icml25-write-check.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise StoreError(root, exc) from exc
+
+
+def read_result(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``(record, None)`` for a stored result, ``(None, None)`` if there is no file, and
+    ``(None, reason)`` if the file is unreadable, not JSON, or JSON that is not a result record."""
+    path = Path(path)
+    if not path.is_file():
+        return None, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return None, f"{path}: not a readable JSON file ({type(exc).__name__}: {str(exc)[:80]}); skipped"
     if not isinstance(data, dict) or any(key not in data for key in RESULT_KEYS):
-        return None
-    return data
+        return None, f"{path}: JSON that is not an icml25 result record; skipped"
+    return data, None
+
+
+def load_result(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+    """Load a stored result; ``None`` if it is missing, corrupt or not one of ours.
+
+    A corrupt or foreign file is reported to ``warn`` (one line naming the file) when given.
+    """
+    record, problem = read_result(path)
+    if problem is not None and warn is not None:
+        warn(problem)
+    return record
 
 
 def versions() -> dict[str, str]:
