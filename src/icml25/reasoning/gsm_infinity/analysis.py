@@ -1,0 +1,111 @@
+"""Analysis tools: AUC over the op grid, first op below a level, sigmoid/exponential fits, pass@k.
+
+These are what the paper's findings are measured with: accuracy decays along a sigmoid in ``op``
+(Sec. 4), and repeated sampling buys AUC linearly in ``log2 k`` (Sec. 5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import curve_fit
+
+
+def _grid(ops: object, acc: object) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(ops, dtype=float), np.asarray(acc, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape or len(x) == 0:
+        raise ValueError(f"ops and acc must be equal-length non-empty 1-D sequences, got {x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("ops and acc must be finite")
+    order = np.argsort(x, kind="stable")
+    return x[order], y[order]
+
+
+def auc(ops: object, acc: object) -> float:
+    """Riemann sum of accuracy over the op grid, each point weighted by its stride to the next op.
+
+    For an even grid with stride ``s`` this is ``s * sum(acc)`` (the paper's AUC); the last point takes
+    the previous stride.
+    """
+    x, y = _grid(ops, acc)
+    if len(x) == 1:
+        return float(y[0])
+    widths = np.diff(x)
+    widths = np.append(widths, widths[-1])
+    return float(np.sum(widths * y))
+
+
+def first_op_below(ops: object, acc: object, level: float) -> float | None:
+    """The smallest op with accuracy below ``level`` (``None`` if it never drops below)."""
+    x, y = _grid(ops, acc)
+    below = np.flatnonzero(y < level)
+    return float(x[below[0]]) if len(below) else None
+
+
+def sigmoid(op: np.ndarray, op50: float, k: float) -> np.ndarray:
+    """``1 / (1 + exp(k (op - op50)))``."""
+    return 1.0 / (1.0 + np.exp(np.clip(k * (op - op50), -60, 60)))
+
+
+def _r2(y: np.ndarray, fit: np.ndarray) -> float:
+    total = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - float(np.sum((y - fit) ** 2)) / total if total > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class CurveFit:
+    """A fitted decay curve: its parameters and R^2."""
+
+    name: str
+    params: dict[str, float]
+    r2: float
+
+
+def fit_sigmoid(ops: object, acc: object) -> CurveFit:
+    """Least-squares fit of ``acc ≈ 1/(1+exp(k (op - op50)))`` (scipy ``curve_fit``)."""
+    x, y = _grid(ops, acc)
+    if len(x) < 3:
+        raise ValueError("a sigmoid fit needs at least 3 op values")
+    start = first_op_below(x, y, 0.5)
+    p0 = (start if start is not None else float(x[-1]), 4.0 / max(float(np.ptp(x)), 1.0))
+    (op50, k), _ = curve_fit(sigmoid, x, y, p0=p0, maxfev=20_000)
+    return CurveFit("sigmoid", {"op50": float(op50), "k": float(k)}, _r2(y, sigmoid(x, op50, k)))
+
+
+def fit_exponential(ops: object, acc: object) -> CurveFit:
+    """Least-squares fit of ``acc ≈ a exp(-b op)``, the alternative the sigmoid is compared with."""
+    x, y = _grid(ops, acc)
+    if len(x) < 3:
+        raise ValueError("an exponential fit needs at least 3 op values")
+
+    def model(op: np.ndarray, a: float, b: float) -> np.ndarray:
+        return a * np.exp(np.clip(-b * op, -60, 60))
+
+    (a, b), _ = curve_fit(model, x, y, p0=(1.0, 1.0 / max(float(x.mean()), 1.0)), maxfev=20_000)
+    return CurveFit("exponential", {"a": float(a), "b": float(b)}, _r2(y, model(x, a, b)))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``n`` samples with ``c`` correct: ``1 - C(n-c, k) / C(n, k)`` (Chen et al., 2021)."""
+    for name, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def log2_slope(ks: object, values: object) -> tuple[float, float, float]:
+    """Regress ``values`` on ``log2 k``: ``(slope, intercept, r2)`` — "exponential compute, linear gain"."""
+    ks = np.asarray(ks, dtype=float)
+    if ks.ndim != 1 or np.any(~np.isfinite(ks)) or np.any(ks < 1):
+        raise ValueError("ks must be a 1-D sequence of values >= 1")
+    x, y = _grid(np.log2(ks), values)
+    if len(x) < 2:
+        raise ValueError("need at least two k values")
+    slope, intercept = np.polyfit(x, y, 1)
+    return float(slope), float(intercept), _r2(y, slope * x + intercept)

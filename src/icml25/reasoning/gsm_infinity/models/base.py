@@ -1,0 +1,56 @@
+"""The ``ChatModel`` protocol and ``CallableModel`` (a local Python function as a model)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything with ``generate(messages, *, max_tokens, temperature, n) -> list[str]`` (n replies)."""
+
+    def generate(self, messages: list[dict], *, max_tokens: int, temperature: float, n: int) -> list[str]: ...
+
+
+def prompt_of(messages: list[dict]) -> str:
+    """The content of the last user message (``ValueError`` if there is none)."""
+    if not isinstance(messages, list):
+        raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return str(message.get("content", ""))
+    raise ValueError("messages contain no user message")
+
+
+class CallableModel:
+    """Wrap ``fn(prompt: str) -> str`` (or ``fn(messages: list[dict]) -> str`` with ``messages=True``).
+
+    ``fn`` may also take ``temperature``/``max_tokens`` keyword arguments; they are passed when it does.
+    """
+
+    def __init__(self, fn: Callable[..., object], *, messages: bool = False) -> None:
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self.fn, self.messages = fn, messages
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self._kwargs = {name for name in ("temperature", "max_tokens") if name in params}
+
+    def generate(self, messages: list[dict], *, max_tokens: int = 4096, temperature: float = 0.0,
+                 n: int = 1) -> list[str]:
+        arg = messages if self.messages else prompt_of(messages)
+        kwargs = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if k in self._kwargs}
+        return [self.fn(arg, **kwargs) for _ in range(n)]
+
+
+def as_chat_model(model: object) -> ChatModel:
+    """A ``ChatModel`` as is, or a plain callable wrapped in ``CallableModel``."""
+    if isinstance(model, ChatModel):
+        return model
+    if callable(model):
+        return CallableModel(model)
+    raise TypeError(f"model must have generate(messages, ...) or be callable, got {type(model).__name__}")
