@@ -6,12 +6,13 @@ import base64
 import html
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from icml25.harness.contract import SCALES
 from icml25.harness.registry import Entry, catalogue
 from icml25.harness.store import load_result, result_path
+from icml25.harness.store import warn as default_warn
 
 
 def catalogue_markdown(entries: Iterable[Entry]) -> str:
@@ -28,20 +29,32 @@ def committed_full_path(root: Path, pid: str) -> Path:
     return Path(root) / "full" / f"{pid}.json"
 
 
-def collect(root: Path) -> list[tuple[Entry, dict[str, dict]]]:
-    """For every paper with results: its entry and stored records by label (smoke/quick/full)."""
+def collect(root: Path, warn: Callable[[str], None] | None = default_warn) -> list[tuple[Entry, dict[str, dict]]]:
+    """For every paper with results: its entry and stored records by label (smoke/quick/full).
+
+    Corrupt files, JSON that is not a result record, and JSON files that belong to no paper's
+    scale are reported to ``warn`` (one line naming the file) and skipped.
+    """
     found = []
+    known = set()
     for entry in catalogue().values():
         records = {}
         for scale in SCALES:
-            record = load_result(result_path(root, entry.id, scale))
+            path = result_path(root, entry.id, scale)
+            known.add(path)
+            record = load_result(path, warn=warn)
             if record is not None:
                 records[scale] = record
-        committed = load_result(committed_full_path(root, entry.id))
+        known.add(committed_full_path(root, entry.id))
+        committed = load_result(committed_full_path(root, entry.id), warn=warn)
         if committed is not None and "full" not in records:
             records["full"] = committed
         if records:
             found.append((entry, records))
+    if warn is not None:
+        for path in sorted(Path(root).glob("*/*.json")):
+            if path not in known:
+                warn(f"{path}: not the result of a registered paper and scale; skipped")
     return found
 
 
@@ -143,11 +156,16 @@ def _write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_report(root: Path = Path("results")) -> tuple[Path, Path]:
-    """Write ``<root>/report.md`` and ``<root>/report.html`` from the stored results."""
+def write_report(
+    root: Path = Path("results"), warn: Callable[[str], None] | None = default_warn
+) -> tuple[Path, Path]:
+    """Write ``<root>/report.md`` and ``<root>/report.html`` from the stored results.
+
+    Corrupt or foreign JSON files in ``root`` are reported to ``warn`` and skipped.
+    """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    found = collect(root)
+    found = collect(root, warn=warn)
     md, page = root / "report.md", root / "report.html"
     _write_text_atomic(md, _markdown(found))
     _write_text_atomic(page, _html(found, root))
