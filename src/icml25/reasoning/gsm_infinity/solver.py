@@ -60,26 +60,29 @@ def _apply(eq: dict, values: list) -> object:
 def solve_symbolic(equations: list[dict], value: int) -> tuple[list[str], int]:
     """Variables derivable from the assignments whose value equals ``value``, and the op count.
 
-    A variable is derivable when it is assigned a constant or computed from derivable variables;
-    the op count is the number of derivable assignments.  Returns ``(sorted names, op)``.
+    A variable is derivable when it is assigned a constant or computed from derivable variables
+    (variables on a cycle never are); the op count is the number of derivable assignments.
+    Returns ``(sorted names, op)``.
     """
-    graph = nx.DiGraph()
     defs: dict[str, dict] = {}
+    users: dict[str, list[str]] = {}
     for eq in equations:
         if eq["op"] == "given":
             raise SolverError("symbolic problems have no 'given' equations")
         if eq["target"] in defs:
             raise SolverError(f"variable {eq['target']} is assigned twice")
         defs[eq["target"]] = eq
-        graph.add_node(eq["target"])
-        graph.add_edges_from((arg, eq["target"]) for arg in eq["args"])
-    if not nx.is_directed_acyclic_graph(graph):
-        raise SolverError("the assignments are cyclic")
+        for arg in eq["args"]:
+            users.setdefault(arg, []).append(eq["target"])
     values: dict[str, int] = {}
-    for name in nx.topological_sort(graph):
-        eq = defs.get(name)
-        if eq is not None and all(arg in values for arg in eq["args"]):
-            values[name] = _apply(eq, [values[arg] for arg in eq["args"]])
+    ready = [name for name, eq in defs.items() if not eq["args"]]
+    while ready:  # propagate from the constant assignments (Kahn's order over derivable variables)
+        name = ready.pop()
+        eq = defs[name]
+        values[name] = _apply(eq, [values[arg] for arg in eq["args"]])
+        for user in users.get(name, []):
+            if user not in values and all(arg in values for arg in defs[user]["args"]):
+                ready.append(user)
     return sorted(name for name, v in values.items() if v == value), len(values)
 
 

@@ -55,12 +55,35 @@ def _solution(core: list[dict], values: dict[str, int], answer: list[str]) -> st
     return " ".join(lines) + "\nANSWER: " + ", ".join(answer)
 
 
-def _noise_names(rng: random.Random, count: int, taken: set[str]) -> list[str]:
-    if count == 0:
-        return []
-    pool = rng.sample(range(NAME_POOL), min(NAME_POOL, count + len(taken)))
-    names = [f"V{n:06d}" for n in pool]
-    return [name for name in names if name not in taken][:count]
+class _NoiseStream:
+    """Noise statements drawn one by one (name, parent, edge op), so ``n`` statements are a prefix of ``n+1``."""
+
+    def __init__(self, seed: int, taken: set[str]) -> None:
+        self.rng = random.Random(f"gsm-infinity-symbolic-noise:{seed}")
+        self.taken = set(taken)
+        self.names: list[str] = []
+        self.eqs: list[dict] = []
+        self.statements: list[str] = []
+
+    def _name(self) -> str:
+        while True:
+            name = f"V{self.rng.randrange(NAME_POOL):06d}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def take(self, n: int) -> tuple[list[dict], list[str]]:
+        if n and not self.names:
+            self.names.append(self._name())  # the noise root: never assigned, so nothing below is derivable
+        while len(self.eqs) < n:
+            parent = self.names[self.rng.randrange(len(self.names))]
+            name = self._name()
+            self.names.append(name)
+            op = self.rng.choice(EDGE_OPS)
+            eq = {"target": name, "op": op, "args": [parent], "const": None if op == "copy" else 1}
+            self.eqs.append(eq)
+            self.statements.append(render_symbolic_statement(eq))
+        return self.eqs[:n], self.statements[:n]
 
 
 def generate_symbolic(op: int, *, n_noise: int | None = None, target_tokens: int | None = None,
@@ -83,8 +106,8 @@ def generate_symbolic(op: int, *, n_noise: int | None = None, target_tokens: int
         _check_int("n_noise", n_noise, 0)
     if target_tokens is not None:
         _check_int("target_tokens", target_tokens, 1)
-    if op + (n_noise or 0) + 1 > NAME_POOL:
-        raise ValueError(f"op + n_noise + 1 must be <= {NAME_POOL} (the V000000-V999999 name pool), "
+    if op + (n_noise or 0) + 1 > NAME_POOL // 2:
+        raise ValueError(f"op + n_noise + 1 must be <= {NAME_POOL // 2} (half the V000000-V999999 name pool), "
                          f"got {op + (n_noise or 0) + 1}")
     count = resolve_tokenizer(tokenizer)
     rng = random.Random(seed)
@@ -95,19 +118,20 @@ def generate_symbolic(op: int, *, n_noise: int | None = None, target_tokens: int
     answer = sorted(name for name in core_names if values[name] == value)
     solution = _solution(core, values, answer)
 
+    core_statements = [render_symbolic_statement(eq) for eq in core]
+    noise = _NoiseStream(seed, set(core_names))
+
     def build(n: int) -> tuple[list[dict], list[str], str, str]:
-        noise_rng = random.Random(f"gsm-infinity-symbolic-noise:{seed}")
-        names = _noise_names(noise_rng, n + 1 if n else 0, set(core_names))
-        eqs = core + _tree(names, noise_rng, None)
-        order = list(range(len(eqs)))
+        noise_eqs, noise_statements = noise.take(n)
+        order = list(range(op + n))
         random.Random(f"gsm-infinity-symbolic-shuffle:{seed}:{n}").shuffle(order)
-        eqs = [eqs[i] for i in order]
-        statements = [render_symbolic_statement(eq) for eq in eqs]
+        eqs = [core[i] if i < op else noise_eqs[i - op] for i in order]
+        statements = [core_statements[i] if i < op else noise_statements[i - op] for i in order]
         prompt, question = symbolic_prompt(statements, value)
         return eqs, statements, prompt, question
 
     if target_tokens is not None:
-        n_noise, _ = fit_noise(lambda n: count(build(n)[2]), target_tokens, max_noise=NAME_POOL - op - 1)
+        n_noise, _ = fit_noise(lambda n: count(build(n)[2]), target_tokens, max_noise=NAME_POOL // 2 - op - 1)
     n_noise = n_noise or 0
     eqs, statements, prompt, question = build(n_noise)
     core_set = set(core_names)

@@ -40,10 +40,17 @@ class _LookupModel:
 
 
 class OracleModel(_LookupModel):
-    """Replies with the reference solution: the upper bound (accuracy 1.0 through the harness)."""
+    """The upper bound: replies with the reference solution, or (``solver=True``) with the answer the
+    independent solver computes from the full context's equations."""
+
+    def __init__(self, problems: list[Problem], solver: bool = False) -> None:
+        super().__init__(problems)
+        self.solver = solver
 
     def answer(self, problem: Problem, sample: int) -> str:
-        return problem.solution
+        if not self.solver:
+            return problem.solution
+        return _solve_answer(problem, list(range(len(problem.equations))))
 
 
 def _tokens(text: str) -> list[str]:
@@ -106,15 +113,20 @@ class RAGModel(_LookupModel):
         return sorted(BM25(problem.statements).top(problem.question, self.k))
 
     def answer(self, problem: Problem, sample: int) -> str:
-        equations = [problem.equations[i] for i in self.retrieve(problem)]
-        try:
-            if problem.subset == "symbolic":
-                names, _ = solve_symbolic(equations, int(problem.query))
-                return "ANSWER: " + (", ".join(names) if names else "None")
-            value, _ = solve_realistic(equations, problem.query, problem.mode)
-        except SolverError:
-            return UNKNOWN
-        return f"Answer: {value}."
+        return _solve_answer(problem, self.retrieve(problem))
+
+
+def _solve_answer(problem: Problem, indices: list[int]) -> str:
+    """The exact solver's reply from the statements ``indices`` only."""
+    equations = [problem.equations[i] for i in indices]
+    try:
+        if problem.subset == "symbolic":
+            names, _ = solve_symbolic(equations, int(problem.query))
+            return "ANSWER: " + (", ".join(names) if names else "None")
+        value, _ = solve_realistic(equations, problem.query, problem.mode)
+    except SolverError:
+        return UNKNOWN
+    return f"Answer: {value}."
 
 
 def _wrong(problem: Problem, rng: random.Random) -> str:
