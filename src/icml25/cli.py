@@ -199,7 +199,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             progress=lambda pid, fraction, message: progress.update(
                 tasks[pid], completed=fraction if fraction is not None else None, note=message),
             done=done,
-            warn=lambda message: warnings.print(f"icml25: warning: {message}", markup=False),
+            warn=lambda message: warnings.print(f"icml25: warning: {message}", markup=False, soft_wrap=True),
         )
         try:
             outcomes = run_many(entries, args.scale, n_seeds=args.seeds, root=args.out, force=args.force,

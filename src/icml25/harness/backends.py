@@ -132,7 +132,8 @@ def _worker_main(job: Job, conn: Connection) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     try:
-        payload = run_job(job, progress=lambda fraction, message="": conn.send(("progress", fraction, message)))
+        payload = run_job(job, progress=lambda fraction, message="": conn.send(("progress", fraction, message)),
+                          started=lambda: conn.send(("started",)))
         conn.send(("result", payload))
     finally:
         conn.close()
@@ -148,14 +149,21 @@ def _exit_reason(code: int | None) -> str:
     return f"worker process exited with code {code} before it returned a result"
 
 
+STARTUP_ALLOWANCE_S = 120.0  # a worker has this long to import its reproduction before its timeout counts
+
+
 @dataclass
 class _Worker:
     index: int
     job: Job
     process: Any
     conn: Connection
-    started: float
+    started: float  # when the process was spawned, then when its reproduction began
     payload: Payload | None = None
+    running: bool = False
+
+    def deadline(self, timeout: float) -> float:
+        return self.started + timeout + (0.0 if self.running else STARTUP_ALLOWANCE_S)
 
 
 @contextmanager
@@ -208,7 +216,7 @@ def _run_processes(
                 hooks.start(job.id)
             wait_s = None
             if timeout is not None:
-                wait_s = max(0.0, min(w.started + timeout for w in running) - time.monotonic())
+                wait_s = max(0.0, min(w.deadline(timeout) for w in running) - time.monotonic())
             wait([w.conn for w in running] + [w.process.sentinel for w in running], wait_s)
             for worker in list(running):
                 _drain(worker, hooks)
@@ -224,10 +232,11 @@ def _run_processes(
                         finish(worker, Outcome(worker.job.id, worker.job.scale, "failed",
                                                error=_exit_reason(worker.process.exitcode),
                                                seconds=time.monotonic() - worker.started))
-                elif timeout is not None and time.monotonic() - worker.started >= timeout:
+                elif timeout is not None and time.monotonic() >= worker.deadline(timeout):
+                    seconds = time.monotonic() - worker.started
                     _stop(worker.process)
                     finish(worker, Outcome(worker.job.id, worker.job.scale, "failed", error=_timed_out(timeout),
-                                           seconds=time.monotonic() - worker.started))
+                                           seconds=seconds))
     finally:  # Ctrl-C, a store error, or a bug: stop every worker still running
         for worker in running:
             _stop(worker.process)
@@ -240,7 +249,9 @@ def _drain(worker: _Worker, hooks: Hooks) -> None:
     try:
         while worker.payload is None and worker.conn.poll():
             kind, *rest = worker.conn.recv()
-            if kind == "progress":
+            if kind == "started":
+                worker.started, worker.running = time.monotonic(), True
+            elif kind == "progress":
                 hooks.progress(worker.job.id, *rest)
             else:
                 worker.payload = rest[0]
@@ -261,26 +272,29 @@ def import_ray() -> Any:
 
 
 def ray_task(job: Job) -> Iterator[tuple[str, Any]]:
-    """The Ray task (a streaming generator): ``("started", None)``, ``("progress", (f, m))`` ...,
-    then ``("result", payload)``.  The reproduction runs in a thread so that progress streams."""
+    """The Ray task (a streaming generator): ``("started", None)`` once the reproduction is imported,
+    ``("progress", (f, m))`` ..., then ``("result", payload)``.  The reproduction runs in a thread
+    so that progress streams while it works."""
     import queue
 
     events: queue.Queue = queue.Queue()
     box: dict[str, Payload] = {}
 
+    def progress(fraction: float | None, message: str = "") -> None:
+        events.put(("progress", (fraction, message)))
+
     def work() -> None:
         try:
-            box["payload"] = run_job(job, progress=lambda fraction, message="": events.put((fraction, message)))
+            box["payload"] = run_job(job, progress=progress, started=lambda: events.put(("started", None)))
         finally:
             events.put(None)
 
-    yield "started", None
     threading.Thread(target=work, name=f"icml25-{job.id}", daemon=True).start()
     last = 0.0
     while (item := events.get()) is not None:
-        if time.monotonic() - last >= 0.5:  # at most two progress objects a second
+        if item[0] == "started" or time.monotonic() - last >= 0.5:  # at most two progress objects a second
             last = time.monotonic()
-            yield "progress", item
+            yield item
     if "payload" not in box:
         raise RuntimeError(f"the worker thread of {job.id!r} ended without a result")
     yield "result", box["payload"]

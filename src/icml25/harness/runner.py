@@ -166,8 +166,11 @@ def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | N
     return Payload(job.id, job.scale, record=record, files=files, seconds=seconds)
 
 
-def run_job(job: Job, progress: Progress | None = None) -> Payload:
-    """Import ``job.target`` and :func:`execute` it: what a worker process or Ray task runs."""
+def run_job(job: Job, progress: Progress | None = None, started: Callable[[], None] | None = None) -> Payload:
+    """Import ``job.target`` and :func:`execute` it: what a worker process or Ray task runs.
+
+    ``started()`` is called once the reproduction is imported and about to run (timeouts count
+    from there, not from the worker's start-up)."""
     try:
         if job.target is None:
             raise ImportError(f"the reproduce function of {job.id!r} is not importable by module path")
@@ -177,6 +180,8 @@ def run_job(job: Job, progress: Progress | None = None) -> Payload:
             reproduce = getattr(reproduce, part)
     except Exception:
         return Payload(job.id, job.scale, error=traceback.format_exc(limit=4))
+    if started is not None:
+        started()
     return execute(job, reproduce, progress)
 
 
