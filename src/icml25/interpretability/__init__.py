@@ -2,7 +2,14 @@
 
 ``model_independence``: exact and robust tests of whether two models were trained independently
 (Zhu et al., ICML 2025).  Requires the ``torch`` extra.
+
+``matryoshka_sae``: BatchTopK / TopK / ReLU sparse autoencoders and Matryoshka SAEs (nested-prefix losses
+against feature absorption), the exact synthetic feature-hierarchy benchmark and its metrics (Bussmann et al.,
+ICML 2025).  Requires the ``torch`` extra; its names are imported on first use.
 """
+
+import importlib
+from typing import Any
 
 from icml25.interpretability.model_independence import (
     GLUMLP,
@@ -57,3 +64,26 @@ __all__ = [
     "spearman_pvalue",
     "weight_match_test",
 ]
+
+_MATRYOSHKA = (
+    "BatchTopKSAE",
+    "HierarchicalFeatures",
+    "MatryoshkaSAE",
+    "TrainHistory",
+    "absorption_rate",
+    "evaluate_sae",
+    "fvu",
+    "geometric_median",
+    "l0",
+    "load_sae",
+    "match_latents_cosine",
+    "match_latents_f1",
+    "train_sae",
+)
+__all__ += list(_MATRYOSHKA)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MATRYOSHKA:
+        return getattr(importlib.import_module("icml25.interpretability.matryoshka_sae"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
