@@ -1,0 +1,99 @@
+"""CAN's two navigation rules (NumPy only): teaching clients per class, and forgetting-driven buffer shares.
+
+:func:`select_teachers` picks, for every class, the client(s) holding most of its samples
+("client expertise superiority").  :func:`allocate_buffer` splits a client's replay buffer over
+old classes in proportion to how much the client forgets each of them ("client forgetting
+variance"), with largest-remainder rounding so the shares sum exactly to the buffer size.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["select_teachers", "allocate_buffer", "uniform_allocation"]
+
+
+def select_teachers(class_counts: np.ndarray, classes: Sequence[int] | None = None, k: int = 1) -> dict[int, list[int]]:
+    """Teaching clients per class: the top-``k`` clients by local sample count ``n_{i,c}``.
+
+    ``class_counts`` is (N clients, C classes).  Ties go to the lower client id; clients with no
+    sample of ``c`` are never teachers, so a class held by nobody maps to ``[]`` (the caller then
+    lets the global model teach it).  ``classes`` defaults to every column.
+    """
+    counts = np.asarray(class_counts)
+    if counts.ndim != 2 or not np.issubdtype(counts.dtype, np.number):
+        raise ValueError(f"class_counts must be a numeric (clients, classes) array, got shape {counts.shape}")
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise ValueError("class_counts must be finite and non-negative")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    classes = range(counts.shape[1]) if classes is None else [int(c) for c in classes]
+    teachers = {}
+    for c in classes:
+        if not 0 <= c < counts.shape[1]:
+            raise ValueError(f"class {c} is outside the {counts.shape[1]} columns of class_counts")
+        order = np.lexsort((np.arange(counts.shape[0]), -counts[:, c]))
+        teachers[c] = [int(i) for i in order[:k] if counts[i, c] > 0]
+    return teachers
+
+
+def _largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
+    quotas = total * weights / weights.sum()
+    base = np.floor(quotas).astype(np.int64)
+    remainder = quotas - base
+    order = np.lexsort((np.arange(weights.size), -remainder))  # largest remainder first, then lower index
+    base[order[:total - int(base.sum())]] += 1
+    return base
+
+
+def allocate_buffer(per_class_acc: Mapping[int, float], buffer_size: int, *, eps: float = 0.05,
+                    min_per_class: int = 1, rule: str = "linear", temperature: float = 1.0) -> dict[int, int]:
+    """Replay samples per old class, ``B_i(c)``, summing exactly to ``buffer_size``.
+
+    Shares follow the client's forgetting: ``w_c ∝ (1 - a_c) + eps`` (``rule="linear"``) or
+    ``w_c ∝ exp((1 - a_c) / temperature)`` (``rule="softmax"``).  Every class first gets
+    ``min_per_class`` samples when the buffer allows it; the rest is split by ``w`` with
+    largest-remainder rounding (ties to the lower class id).  When the buffer is smaller than
+    ``min_per_class`` per class, the classes with the largest ``w`` (then the lower id) get one
+    sample each and the others none.  A NaN accuracy (no synthetic sample to test on) counts as 0,
+    with a warning; equal accuracies give the uniform allocation.
+    """
+    if isinstance(buffer_size, bool) or not isinstance(buffer_size, (int, np.integer)) or buffer_size < 0:
+        raise ValueError(f"buffer_size must be a non-negative integer, got {buffer_size!r}")
+    if rule not in ("linear", "softmax"):
+        raise ValueError(f"rule must be 'linear' or 'softmax', got {rule!r}")
+    if not eps >= 0 or not temperature > 0:
+        raise ValueError(f"eps must be >= 0 and temperature > 0, got {eps!r} and {temperature!r}")
+    if isinstance(min_per_class, bool) or not isinstance(min_per_class, (int, np.integer)) or min_per_class < 0:
+        raise ValueError(f"min_per_class must be a non-negative integer, got {min_per_class!r}")
+    classes = sorted(int(c) for c in per_class_acc)
+    if not classes:
+        if buffer_size:
+            raise ValueError("per_class_acc is empty: there is no old class to give buffer space to")
+        return {}
+    acc = np.array([float(per_class_acc[c]) for c in classes])
+    if np.isnan(acc).any():
+        missing = [c for c, a in zip(classes, acc, strict=True) if np.isnan(a)]
+        warnings.warn(f"no accuracy for classes {missing}: counted as 0", RuntimeWarning, stacklevel=2)
+        acc = np.nan_to_num(acc, nan=0.0)
+    if ((acc < 0) | (acc > 1)).any():
+        raise ValueError(f"per-class accuracies must lie in [0, 1], got {acc.tolist()}")
+    gap = 1.0 - acc
+    weights = gap + eps if rule == "linear" else np.exp((gap - gap.max()) / temperature)
+    if weights.sum() == 0:
+        weights = np.ones_like(weights)
+    n = len(classes)
+    if buffer_size < n * min_per_class:
+        counts = np.zeros(n, dtype=np.int64)
+        counts[np.lexsort((np.arange(n), -weights))[:buffer_size]] = 1
+    else:
+        counts = min_per_class + _largest_remainder(weights, int(buffer_size) - n * min_per_class)
+    return {c: int(v) for c, v in zip(classes, counts, strict=True)}
+
+
+def uniform_allocation(classes: Sequence[int], buffer_size: int) -> dict[int, int]:
+    """The baseline: ``buffer_size / |classes|`` samples per class (largest remainder, lower ids first)."""
+    return allocate_buffer({int(c): 0.0 for c in classes}, buffer_size, eps=1.0, min_per_class=0)
