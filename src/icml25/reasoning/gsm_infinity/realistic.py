@@ -238,40 +238,50 @@ def _solution(b: _Builder, template: str, hidden: str | None) -> str:
     return " ".join(lines) + f"\nAnswer: {b.vals[hidden]}."
 
 
-def _noise(b: _Builder, words: dict, hard: bool, n: int, seed: int, number_range: int,
-           max_value: int) -> list[dict]:
-    rng = random.Random(f"gsm-infinity-realistic-noise:{seed}")
-    places = [p for p in words["places"] if p not in b.places]
-    fresh_members = [m for m in words["members"] if m not in b.members]
-    pairs = [f"I01|{a}|{m}" for a in places for m in words["members"]]
-    if hard:
-        pairs += [f"I12|{m}|{c}" for m in fresh_members for c in words["items"]]
-    if n > len(pairs):
-        raise ValueError(f"at most {len(pairs)} noise statements fit this template's word lists, asked {n}")
-    keys = rng.sample(pairs, n)
-    vals = dict(b.vals)
-    core = [k for k in b.order if not k.startswith("A")] + [k for k in b.order if k.startswith("A")]
-    eqs = []
-    for i, key in enumerate(keys):
-        shape = rng.choices(SHAPES, SHAPE_WEIGHTS)[0]
-        op, n_args, has_const, _ = shape
-        pool = core + keys[:i]
-        args = [pool[rng.randrange(len(core))] if rng.random() < 0.7 or i == 0 else pool[rng.randrange(len(pool))]
-                for _ in range(n_args)]
-        args = list(dict.fromkeys(args))
-        if len(args) < n_args:
-            op, args, has_const = "const", [], True
-            shape = SHAPES[0]
-        const = rng.randint(1, number_range - 1) if has_const else None
-        if op == "sub":
-            args.sort(key=lambda k: -vals[k])
-        value = _shape_value(shape, args, const, vals)
-        if value > max_value:
-            op, args, const, value = "const", [], rng.randint(1, number_range - 1), None
-            value = const
-        vals[key] = value
-        eqs.append({"target": key, "op": op, "args": args, "const": const})
-    return eqs
+class _NoiseStream:
+    """Spider noise drawn one parameter at a time, so ``n`` noise statements are a prefix of ``n + 1``."""
+
+    def __init__(self, b: _Builder, words: dict, hard: bool, seed: int, number_range: int, max_value: int) -> None:
+        self.rng = random.Random(f"gsm-infinity-realistic-noise:{seed}")
+        places = [p for p in words["places"] if p not in b.places]
+        fresh_members = [m for m in words["members"] if m not in b.members]
+        self.pairs = [f"I01|{a}|{m}" for a in places for m in words["members"]]
+        if hard:
+            self.pairs += [f"I12|{m}|{c}" for m in fresh_members for c in words["items"]]
+        self.core = [k for k in b.order if not k.startswith("A")] + [k for k in b.order if k.startswith("A")]
+        self.vals = dict(b.vals)
+        self.number_range, self.max_value = number_range, max_value
+        self.keys: list[str] = []
+        self.taken: set[str] = set()
+        self.eqs: list[dict] = []
+
+    def take(self, n: int) -> list[dict]:
+        if n > len(self.pairs):
+            raise ValueError(f"at most {len(self.pairs)} noise statements fit this template's word lists, asked {n}")
+        rng = self.rng
+        while len(self.eqs) < n:
+            key = self.pairs[rng.randrange(len(self.pairs))]
+            while key in self.taken:
+                key = self.pairs[rng.randrange(len(self.pairs))]
+            self.taken.add(key)
+            shape = rng.choices(SHAPES, SHAPE_WEIGHTS)[0]
+            op, n_args, has_const, _ = shape
+            pool = self.core + self.keys
+            args = list(dict.fromkeys(
+                self.core[rng.randrange(len(self.core))] if rng.random() < 0.7 else pool[rng.randrange(len(pool))]
+                for _ in range(n_args)))
+            const = rng.randint(1, self.number_range - 1) if has_const else None
+            if len(args) < n_args:
+                shape, op, args, const = SHAPES[0], "const", [], const or 1
+            if op == "sub":
+                args.sort(key=lambda k: -self.vals[k])
+            value = _shape_value(shape, args, const, self.vals)
+            if value > self.max_value:
+                op, args, const, value = "const", [], 1, 1
+            self.vals[key] = value
+            self.keys.append(key)
+            self.eqs.append({"target": key, "op": op, "args": args, "const": const})
+        return self.eqs[:n]
 
 
 def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forward", template: str = "zoo",
@@ -337,8 +347,10 @@ def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forw
         raise GenerationError(f"no {difficulty} {mode} core graph with op={op} in {max_attempts} attempts "
                               f"(acceptance rate < {1 / max_attempts:.2g}); raise max_attempts or change op")
 
+    noise = _NoiseStream(b, words, hard, seed, number_range, max_value)
+
     def build(n: int) -> tuple[list[dict], str, str]:
-        eqs = core + _noise(b, words, hard, n, seed, number_range, max_value)
+        eqs = core + noise.take(n)
         order = list(range(len(eqs)))
         random.Random(f"gsm-infinity-realistic-shuffle:{seed}:{n}").shuffle(order)
         eqs = [eqs[i] for i in order]
@@ -347,7 +359,7 @@ def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forw
         return eqs, prompt, question
 
     if target_tokens is not None:
-        n_noise, _ = fit_noise(lambda n: count(build(n)[1]), target_tokens, max_noise=_noise_capacity(b, words, hard))
+        n_noise, _ = fit_noise(lambda n: count(build(n)[1]), target_tokens, max_noise=len(noise.pairs))
     n_noise = n_noise or 0
     eqs, prompt, question = build(n_noise)
     core_targets = {(e["target"], e["op"] == "given") for e in core}
@@ -363,10 +375,3 @@ def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forw
         stats["attempts"] = attempts
     check(problem)
     return problem
-
-
-def _noise_capacity(b: _Builder, words: dict, hard: bool) -> int:
-    n = (len(words["places"]) - len(b.places)) * len(words["members"])
-    if hard:
-        n += (len(words["members"]) - len(b.members)) * len(words["items"])
-    return n
