@@ -560,6 +560,8 @@ class DualAttnTransformerLM(nn.Module):
         self.norm = nn.LayerNorm(d_model, bias=bias)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
         self.head.weight = self.token_embedding.weight
+        nn.init.normal_(self.token_embedding.weight, 0.0, 0.02)
+        nn.init.normal_(self.pos_embedding.weight, 0.0, 0.02)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
