@@ -106,7 +106,8 @@ def test_fully_masked_row_gives_zeros_not_nan():
     x.requires_grad_(True)
     out, sa_scores, (ra_scores, _) = da(x, s, attn_mask=mask, need_weights=True)
     assert torch.isfinite(out).all()
-    assert torch.equal(sa_scores[:, :, 2], torch.zeros(2, 2, 4)) and torch.equal(ra_scores[:, :, 2], torch.zeros(2, 2, 4))
+    assert torch.equal(sa_scores[:, :, 2], torch.zeros(2, 2, 4))
+    assert torch.equal(ra_scores[:, :, 2], torch.zeros(2, 2, 4))
     out.sum().backward()
     assert torch.isfinite(x.grad).all()
 
@@ -275,7 +276,7 @@ def test_relational_games_labels_are_correct():
     assert X.shape == (200, 6, 32) and X.dtype == np.float32 and y.mean() == 0.5
     bank = games.banks["train"].astype(np.float32)
     ids = np.argmin(((X[:, :, None, :] - bank[None, None]) ** 2).sum(-1), axis=-1)
-    for row, label in zip(ids, y):
+    for row, label in zip(ids, y, strict=True):
         p1, p2 = _pattern(row[:3]), _pattern(row[3:])
         assert p1 in PATTERNS and p2 in PATTERNS and (p1 == p2) == bool(label)
         assert not set(row[:3]) & set(row[3:])

@@ -116,7 +116,8 @@ class Attention(nn.Module):
         self.total_n_heads = _check_int("total_n_heads", n_heads if total_n_heads is None else total_n_heads, n_heads)
         self.n_kv_heads = _check_int("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads, 1)
         if d_model % self.total_n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads ({self.total_n_heads})")
+            raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads "
+                             f"({self.total_n_heads})")
         if n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({self.n_kv_heads})")
         self.head_dim = d_model // self.total_n_heads
@@ -181,7 +182,8 @@ class RelationalAttention(nn.Module):
         self.total_n_heads = _check_int("total_n_heads", n_heads if total_n_heads is None else total_n_heads, n_heads)
         self.n_kv_heads = _check_int("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads, 1)
         if d_model % self.total_n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads ({self.total_n_heads})")
+            raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads "
+                             f"({self.total_n_heads})")
         if n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({self.n_kv_heads})")
         if rel_activation not in _REL_ACTIVATIONS:
@@ -272,7 +274,8 @@ class DualAttention(nn.Module):
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads_sa + n_heads_ra "
                              f"({n_heads_sa} + {n_heads_ra} = {self.total_n_heads})")
         if share_attn_params and n_heads_sa != n_heads_ra:
-            raise ValueError(f"share_attn_params=True needs n_heads_sa == n_heads_ra, got {n_heads_sa} and {n_heads_ra}")
+            raise ValueError(f"share_attn_params=True needs n_heads_sa == n_heads_ra, "
+                             f"got {n_heads_sa} and {n_heads_ra}")
         self.share_attn_params = bool(share_attn_params)
         self.self_attention = Attention(d_model, n_heads_sa, dropout, total_n_heads=self.total_n_heads,
                                         **(sa_kwargs or {})) if n_heads_sa else None
