@@ -1,0 +1,421 @@
+"""Mezidi et al., "A Bregman Proximal Viewpoint on Neural Operators" (ICML 2025): Bregman FNO (BFNO).
+
+A neural-operator layer ``v -> sigma(W v + K v + b)`` is a proximal step; replacing its Euclidean
+proximity term by the Bregman divergence of a Legendre function psi with ``grad psi* = sigma`` gives
+the Bregman layer ``v -> sigma(sigma^-1(v) + W v + K v + b)`` (Sec. 3), which is the identity when
+``W = K = b = 0``. ``FNO(architecture=...)`` switches between the standard block, the Euclidean
+residual-inside-the-activation block and the Bregman block, in 1-D and 2-D (``len(n_modes)``).
+
+Example
+-------
+>>> import torch
+>>> from icml25.operators import FNO, BregmanFNO
+>>> x = torch.randn(4, 1, 64)                               # (batch, channels, grid)
+>>> fno = FNO(1, 1, hidden_channels=16, n_modes=(8,), n_layers=4)
+>>> bfno = BregmanFNO(1, 1, hidden_channels=16, n_modes=(8,), n_layers=16)
+>>> fno(x).shape, bfno(torch.randn(2, 1, 128)).shape      # any grid size, e.g. a finer one
+(torch.Size([4, 1, 64]), torch.Size([2, 1, 128]))
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "ACTIVATIONS",
+    "ARCHITECTURES",
+    "ActivationPair",
+    "BregmanFNO",
+    "FNO",
+    "FNOBlock",
+    "SpectralConv",
+    "fit_operator",
+    "get_activation_pair",
+    "relative_l2",
+]
+
+ARCHITECTURES = ("standard", "euclidean", "bregman")
+ACTIVATIONS = ("softplus", "tanh", "scaled_tanh", "sigmoid", "isru", "atan", "asinh", "relu", "gelu")
+INVERSE_EPS = 1e-4
+_SCALED_TANH = (1.7159, 0.6666)
+
+Fn = Callable[[torch.Tensor], torch.Tensor]
+
+
+class ActivationPair(NamedTuple):
+    """An activation ``sigma``, its inverse (``None`` if it has none) and its range ``(lo, hi)``."""
+
+    sigma: Fn
+    sigma_inv: Fn | None
+    domain: tuple[float, float]
+
+
+def _clamped(inverse: Fn, lo: float, hi: float) -> Fn:
+    """``inverse`` evaluated on ``v`` clamped into ``[lo + eps, hi - eps]`` (finite ends only)."""
+
+    def inv(v: torch.Tensor) -> torch.Tensor:
+        return inverse(v.clamp(min=lo + INVERSE_EPS if math.isfinite(lo) else None,
+                               max=hi - INVERSE_EPS if math.isfinite(hi) else None))
+
+    return inv
+
+
+def get_activation_pair(name: str, version: str = "bregman", beta: float = 10.0,
+                        threshold: float = 20.0) -> ActivationPair:
+    """``(sigma, sigma_inv, (lo, hi))`` for one of ``ACTIVATIONS``.
+
+    ``sigma_inv`` clamps its argument into ``[lo + 1e-4, hi - 1e-4]`` instead of returning inf/NaN at
+    the edges of the range. ``softplus`` is ``log(1 + exp(beta z)) / beta`` (linear when
+    ``beta z > threshold``) with inverse ``v + log(1 - exp(-beta v)) / beta``. ``relu`` has no inverse:
+    with ``version="bregman"`` it becomes the bent identity ``(z + sqrt(z^2 + 1)) / 2`` with inverse
+    ``v - 1 / (4 v)`` (the official pair); with ``version="standard"`` it is the plain ReLU and
+    ``sigma_inv`` is ``None``, as for ``gelu``.
+    """
+    if version not in ("bregman", "standard"):
+        raise ValueError(f"version must be 'bregman' or 'standard', got {version!r}")
+    if not isinstance(beta, (int, float)) or not beta > 0:
+        raise ValueError(f"beta must be positive, got {beta!r}")
+    inf = math.inf
+    if name == "softplus":
+
+        def softplus_inv(v: torch.Tensor) -> torch.Tensor:
+            small = v + torch.log(-torch.expm1(-beta * v)) / beta
+            return torch.where(beta * v > threshold, v, small)
+
+        return ActivationPair(partial(F.softplus, beta=beta, threshold=threshold),
+                              _clamped(softplus_inv, 0.0, inf), (0.0, inf))
+    if name == "tanh":
+        return ActivationPair(torch.tanh, _clamped(torch.atanh, -1.0, 1.0), (-1.0, 1.0))
+    if name == "scaled_tanh":
+        amp, slope = _SCALED_TANH
+        return ActivationPair(lambda z: amp * torch.tanh(slope * z),
+                              _clamped(lambda v: torch.atanh(v / amp) / slope, -amp, amp), (-amp, amp))
+    if name == "sigmoid":
+        return ActivationPair(torch.sigmoid, _clamped(torch.logit, 0.0, 1.0), (0.0, 1.0))
+    if name == "isru":
+        return ActivationPair(lambda z: z * torch.rsqrt(1 + z * z),
+                              _clamped(lambda v: v * torch.rsqrt(1 - v * v), -1.0, 1.0), (-1.0, 1.0))
+    if name == "atan":
+        half_pi = math.pi / 2
+        return ActivationPair(torch.atan, _clamped(torch.tan, -half_pi, half_pi), (-half_pi, half_pi))
+    if name == "asinh":
+        return ActivationPair(torch.asinh, torch.sinh, (-inf, inf))
+    if name == "relu":
+        if version == "standard":
+            return ActivationPair(F.relu, None, (0.0, inf))
+        return ActivationPair(lambda z: (z + torch.sqrt(z * z + 1)) / 2,
+                              _clamped(lambda v: v - 1 / (4 * v), 0.0, inf), (0.0, inf))
+    if name == "gelu":
+        return ActivationPair(F.gelu, None, (-0.17, inf))
+    raise ValueError(f"unknown activation {name!r}; valid: {', '.join(ACTIVATIONS)} or a callable")
+
+
+def _check_finite(x: torch.Tensor, name: str = "input") -> None:
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or inf")
+
+
+class SpectralConv(nn.Module):
+    """Fourier integral operator ``v -> IFFT(R . FFT(v)[modes])`` (FNO, Li et al. 2021) in ``len(n_modes)`` dims.
+
+    ``n_modes[i]`` Fourier modes are kept along spatial dimension i: the lowest ``n_modes[-1]`` of the
+    real FFT along the last dimension, and the lowest ``n_modes[i]`` positive and negative frequencies
+    along each other dimension (the low-frequency corner blocks). Weights are complex, stored as real
+    pairs so that ``.double()`` and ``.to(device)`` apply. ``init_std="auto"`` draws real and imaginary
+    parts from ``N(0, 2 / (in + out))``; ``0.0`` gives the zero operator. With ``fft_norm="forward"``
+    the kept coefficients do not depend on the grid size, so the operator can be evaluated on a finer
+    grid; ``forward(x, output_shape)`` also evaluates the output directly on another grid.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, n_modes: tuple[int, ...],
+                 init_std: str | float = "auto", fft_norm: str = "forward") -> None:
+        super().__init__()
+        for name, value in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        n_modes = tuple(n_modes) if isinstance(n_modes, (tuple, list)) else (n_modes,)
+        if not 1 <= len(n_modes) <= 3 or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
+                                               for m in n_modes):
+            raise ValueError(f"n_modes must be 1 to 3 positive integers, got {n_modes!r}")
+        if fft_norm not in ("forward", "backward", "ortho"):
+            raise ValueError(f"fft_norm must be 'forward', 'backward' or 'ortho', got {fft_norm!r}")
+        if init_std == "auto":
+            std = math.sqrt(2.0 / (in_channels + out_channels))
+        elif isinstance(init_std, (int, float)) and init_std >= 0:
+            std = float(init_std)
+        else:
+            raise ValueError(f"init_std must be 'auto' or a non-negative number, got {init_std!r}")
+        self.in_channels, self.out_channels, self.n_modes, self.fft_norm = in_channels, out_channels, n_modes, fft_norm
+        shape = (in_channels, out_channels, *(2 * m for m in n_modes[:-1]), n_modes[-1], 2)
+        self.weight = nn.Parameter(torch.randn(shape) * std)
+
+    def _check(self, x: torch.Tensor) -> None:
+        d = len(self.n_modes)
+        if x.dim() != d + 2:
+            raise ValueError(f"SpectralConv with {d}-D n_modes {self.n_modes} expects input (batch, channels, "
+                             f"{d} spatial dims), got {x.dim() - 2} spatial dims (shape {tuple(x.shape)})")
+        if x.shape[1] != self.in_channels:
+            raise ValueError(f"expected {self.in_channels} input channels, got {x.shape[1]}")
+        sizes = x.shape[2:]
+        limits = [n // 2 for n in sizes[:-1]] + [sizes[-1] // 2 + 1]
+        for axis, (m, n, lim) in enumerate(zip(self.n_modes, sizes, limits, strict=True)):
+            if m > lim:
+                raise ValueError(f"n_modes[{axis}] = {m} is too large for grid size {n} along that axis "
+                                 f"(at most {lim})")
+
+    def forward(self, x: torch.Tensor, output_shape: tuple[int, ...] | None = None) -> torch.Tensor:
+        self._check(x)
+        d = len(self.n_modes)
+        dims = tuple(range(-d, 0))
+        out_shape = tuple(x.shape[2:]) if output_shape is None else tuple(output_shape)
+        if len(out_shape) != d:
+            raise ValueError(f"output_shape must have {d} entries, got {out_shape}")
+        x_ft = torch.fft.rfftn(x, dim=dims, norm=self.fft_norm)
+        # gather the kept modes: both corners along each non-last dim, the low end of the last one
+        for axis, m in enumerate(self.n_modes[:-1]):
+            n = x.shape[2 + axis]
+            x_ft = torch.cat([x_ft.narrow(2 + axis, 0, m), x_ft.narrow(2 + axis, n - m, m)], dim=2 + axis)
+        x_ft = x_ft.narrow(-1, 0, self.n_modes[-1])
+        letters = "xyz"[:d]
+        weight = torch.view_as_complex(self.weight)
+        y_ft = torch.einsum(f"bi{letters},io{letters}->bo{letters}", x_ft, weight)
+        out_ft = x_ft.new_zeros((x.shape[0], self.out_channels, *out_shape[:-1], out_shape[-1] // 2 + 1))
+        m_last = min(self.n_modes[-1], out_shape[-1] // 2 + 1)
+        for corner in itertools.product((0, 1), repeat=d - 1):
+            src, dst = [slice(None), slice(None)], [slice(None), slice(None)]
+            for axis, high in enumerate(corner):
+                m = min(self.n_modes[axis], out_shape[axis] // 2)
+                src.append(slice(self.n_modes[axis], self.n_modes[axis] + m) if high else slice(0, m))
+                dst.append(slice(out_shape[axis] - m, out_shape[axis]) if high else slice(0, m))
+            src.append(slice(0, m_last))
+            dst.append(slice(0, m_last))
+            out_ft[tuple(dst)] = y_ft[tuple(src)]
+        return torch.fft.irfftn(out_ft, s=out_shape, dim=dims, norm=self.fft_norm)
+
+
+def _pointwise(d: int, in_channels: int, out_channels: int) -> nn.Module:
+    return (nn.Conv1d, nn.Conv2d, nn.Conv3d)[d - 1](in_channels, out_channels, kernel_size=1)
+
+
+class FNOBlock(nn.Module):
+    """One Fourier layer: the pre-activation update ``K v + W v + b`` (spectral conv plus 1x1 conv).
+
+    With ``zero_init`` (the Bregman default) both ``K`` and ``W`` start at zero, so that the Bregman
+    layer ``sigma(sigma^-1(v) + K v + W v + b)`` is exactly the identity at initialisation.
+    """
+
+    def __init__(self, channels: int, n_modes: tuple[int, ...], zero_init: bool = False,
+                 fft_norm: str = "forward") -> None:
+        super().__init__()
+        self.spectral = SpectralConv(channels, channels, n_modes, init_std=0.0 if zero_init else "auto",
+                                     fft_norm=fft_norm)
+        self.skip = _pointwise(len(self.spectral.n_modes), channels, channels)
+        if zero_init:
+            nn.init.zeros_(self.skip.weight)
+            nn.init.zeros_(self.skip.bias)
+
+    def forward(self, v: torch.Tensor) -> torch.Tensor:
+        return self.spectral(v) + self.skip(v)
+
+
+class FNO(nn.Module):
+    """Fourier neural operator with the ``standard``, ``euclidean`` or ``bregman`` block rule.
+
+    Lifting ``P`` (a 1x1 linear map, or a 2-layer GELU MLP if ``lifting_channels``) from the input
+    channels plus, if ``positional_grid``, the grid coordinates in [0, 1); then ``n_layers`` blocks
+    with ``u_l = K_l v_l + W_l v_l + b_l``:
+
+    - ``standard``: ``v_{l+1} = sigma(u_l)``;
+    - ``euclidean``: ``v_{l+1} = sigma(v_l + u_l)`` (Euclidean proximal step);
+    - ``bregman``: ``v_{l+1} = sigma(sigma^-1(v_l) + u_l)`` (Bregman proximal step, Eq. of Sec. 3),
+      with ``v_0 = sigma(P a)``; computed by carrying the pre-activation ``z_{l+1} = z_l + u_l``
+      (``carry_preactivation=True``, exact and free of the inverse's domain issues) or with the
+      explicit (clamped) inverse (``carry_preactivation=False``).
+
+    The last block has no activation; the projection ``Q`` is a 2-layer GELU MLP. ``activation``
+    is a name from ``ACTIVATIONS`` or a callable (a Bregman model then needs ``inverse_activation``).
+    ``zero_init`` (default: ``architecture == "bregman"``) starts every ``K_l``, ``W_l``, ``b_l`` at 0.
+    Input (batch, in_channels, *grid) with ``len(grid) == len(n_modes)``; output on the same grid.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, hidden_channels: int = 32,
+                 n_modes: tuple[int, ...] = (16,), n_layers: int = 4, lifting_channels: int | None = 128,
+                 projection_channels: int = 128, architecture: str = "standard",
+                 activation: str | Fn = "relu", activation_kwargs: dict | None = None,
+                 inverse_activation: Fn | None = None, positional_grid: bool = True,
+                 carry_preactivation: bool = True, zero_init: bool | None = None, fft_norm: str = "forward") -> None:
+        super().__init__()
+        for name, value in (("in_channels", in_channels), ("out_channels", out_channels),
+                            ("hidden_channels", hidden_channels), ("n_layers", n_layers),
+                            ("projection_channels", projection_channels)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if lifting_channels is not None and (not isinstance(lifting_channels, int) or lifting_channels < 1):
+            raise ValueError(f"lifting_channels must be None or an integer >= 1, got {lifting_channels!r}")
+        if architecture not in ARCHITECTURES:
+            raise ValueError(f"unknown architecture {architecture!r}; valid: {', '.join(ARCHITECTURES)}")
+        n_modes = tuple(n_modes) if isinstance(n_modes, (tuple, list)) else (n_modes,)
+        if callable(activation):
+            if architecture == "bregman" and inverse_activation is None:
+                raise ValueError("architecture='bregman' with a callable activation needs inverse_activation= "
+                                 "(or use a named activation, which carries the pre-activation)")
+            pair = ActivationPair(activation, inverse_activation, (-math.inf, math.inf))
+        else:
+            version = "bregman" if architecture == "bregman" else "standard"
+            pair = get_activation_pair(activation, version=version, **(activation_kwargs or {}))
+        if architecture == "bregman" and not carry_preactivation and pair.sigma_inv is None:
+            raise ValueError(f"activation {activation!r} has no inverse; use carry_preactivation=True")
+        self.architecture, self.n_modes, self.n_layers = architecture, n_modes, n_layers
+        self.in_channels, self.out_channels, self.positional_grid = in_channels, out_channels, positional_grid
+        self.carry_preactivation = carry_preactivation
+        self.sigma, self.sigma_inv = pair.sigma, pair.sigma_inv
+        d = len(n_modes)
+        lift_in = in_channels + (d if positional_grid else 0)
+        if lifting_channels is None:
+            self.lifting = _pointwise(d, lift_in, hidden_channels)
+        else:
+            self.lifting = nn.Sequential(_pointwise(d, lift_in, lifting_channels), nn.GELU(),
+                                         _pointwise(d, lifting_channels, hidden_channels))
+        zero = architecture == "bregman" if zero_init is None else zero_init
+        self.blocks = nn.ModuleList(FNOBlock(hidden_channels, n_modes, zero_init=zero, fft_norm=fft_norm)
+                                    for _ in range(n_layers))
+        self.projection = nn.Sequential(_pointwise(d, hidden_channels, projection_channels), nn.GELU(),
+                                        _pointwise(d, projection_channels, out_channels))
+
+    def _grid(self, x: torch.Tensor) -> torch.Tensor:
+        sizes = x.shape[2:]
+        axes = [torch.arange(n, device=x.device, dtype=x.dtype) / n for n in sizes]
+        mesh = torch.stack(torch.meshgrid(*axes, indexing="ij"))
+        return mesh.unsqueeze(0).expand(x.shape[0], *mesh.shape)
+
+    def _check(self, x: torch.Tensor) -> None:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
+        if not x.is_floating_point():
+            raise TypeError(f"input must be a floating-point tensor, got {x.dtype}")
+        d = len(self.n_modes)
+        if x.dim() != d + 2:
+            raise ValueError(f"expected input (batch, {self.in_channels}, {d} spatial dims) for n_modes "
+                             f"{self.n_modes}, got shape {tuple(x.shape)} ({x.dim() - 2} spatial dims)")
+        if x.shape[1] != self.in_channels:
+            raise ValueError(f"expected {self.in_channels} input channels, got {x.shape[1]}")
+        _check_finite(x)
+
+    def lift(self, x: torch.Tensor) -> torch.Tensor:
+        """The lifted input ``P(a)`` (hidden channels on the input grid)."""
+        self._check(x)
+        if self.positional_grid:
+            x = torch.cat([x, self._grid(x)], dim=1)
+        return self.lifting(x)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """The output of the last block (before the projection): ``z_L`` for Bregman, ``v_L`` otherwise."""
+        h = self.lift(x)
+        last = self.n_layers - 1
+        if self.architecture == "bregman":
+            z, v = h, self.sigma(h)
+            for i, block in enumerate(self.blocks):
+                dual = z if self.carry_preactivation else self.sigma_inv(v)
+                z = dual + block(v)
+                if i < last:
+                    v = self.sigma(z)
+            return z
+        v = h
+        for i, block in enumerate(self.blocks):
+            u = block(v) + (v if self.architecture == "euclidean" else 0)
+            v = self.sigma(u) if i < last else u
+        return v
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.projection(self.hidden(x))
+
+
+BregmanFNO = partial(FNO, architecture="bregman", activation="softplus")
+"""``FNO(architecture="bregman", activation="softplus", ...)``: the paper's BFNO."""
+
+
+def relative_l2(pred: torch.Tensor, target: torch.Tensor, reduce: bool = True) -> torch.Tensor:
+    """Relative L2 error ``||pred - target|| / ||target||`` per sample (LpLoss, p = 2), averaged if ``reduce``."""
+    if pred.shape != target.shape:
+        raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
+    if pred.dim() < 2:
+        raise ValueError(f"expected (batch, ...) tensors, got shape {tuple(pred.shape)}")
+    diff = (pred - target).flatten(1).norm(dim=1)
+    err = diff / target.flatten(1).norm(dim=1).clamp_min(torch.finfo(target.dtype).tiny)
+    return err.mean() if reduce else err
+
+
+class _Normalizer:
+    """Unit-Gaussian normaliser with one mean/std per channel (so it applies at every resolution)."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        dims = [0, *range(2, x.dim())]
+        self.mean = x.mean(dim=dims, keepdim=True)[0]
+        self.std = x.std(dim=dims, keepdim=True)[0].clamp_min(1e-8)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.std
+
+    def decode(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.std + self.mean
+
+
+def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
+                 x_test: torch.Tensor | dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None,
+                 y_test: torch.Tensor | None = None, epochs: int = 30, lr: float = 1e-3, batch_size: int = 32,
+                 seed: int = 0, normalize: bool = True) -> dict:
+    """Train ``model`` with Adam (constant ``lr``) on the relative L2 loss in original units.
+
+    Inputs and outputs are normalised with per-channel train mean/std when ``normalize`` (the model
+    sees normalised tensors; the loss and all reported errors are in original units). The test set
+    is ``(x_test, y_test)``, or a dict ``name -> (x, y)`` of test sets (e.g. other resolutions).
+    Returns ``{"train_loss": [...per epoch], "test_rel_l2": float or {name: float}}``; the mini-batch
+    order comes from ``torch.Generator().manual_seed(seed)``.
+    """
+    for name, t in (("x_train", x_train), ("y_train", y_train)):
+        if not isinstance(t, torch.Tensor) or t.dim() < 3:
+            raise ValueError(f"{name} must be a tensor (n, channels, *grid), got "
+                             f"{type(t).__name__ if not isinstance(t, torch.Tensor) else tuple(t.shape)}")
+        _check_finite(t, name)
+    if x_train.shape[0] != y_train.shape[0]:
+        raise ValueError(f"x_train and y_train have different lengths: {x_train.shape[0]} vs {y_train.shape[0]}")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
+        raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    tests = x_test if isinstance(x_test, dict) else ({} if x_test is None else {"test": (x_test, y_test)})
+    xn, yn = (_Normalizer(x_train), _Normalizer(y_train)) if normalize else (None, None)
+    enc_x = xn.encode if xn else (lambda t: t)
+    dec_y = yn.decode if yn else (lambda t: t)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(seed)
+    n = x_train.shape[0]
+    history = []
+    model.train()
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=gen).to(x_train.device)
+        total = 0.0
+        for start in range(0, n, batch_size):
+            idx = order[start:start + batch_size]
+            loss = relative_l2(dec_y(model(enc_x(x_train[idx]))), y_train[idx])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * idx.numel()
+        history.append(total / n)
+    model.eval()
+    scores = {}
+    with torch.no_grad():
+        for name, (x, y) in tests.items():
+            scores[name] = float(torch.cat([relative_l2(dec_y(model(enc_x(x[i:i + 256]))), y[i:i + 256],
+                                                        reduce=False) for i in range(0, x.shape[0], 256)]).mean())
+    test = scores if isinstance(x_test, dict) else scores.get("test")
+    return {"train_loss": history, "test_rel_l2": test}
