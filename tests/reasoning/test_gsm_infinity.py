@@ -192,6 +192,9 @@ def test_solver_known_answers():
            {"target": "V000003", "op": "copy", "args": ["V000001"], "const": None},
            {"target": "V000005", "op": "add", "args": ["V000004"], "const": 1}]
     assert solve_symbolic(sym, 4) == (["V000001", "V000003"], 3)
+    loop = [{"target": "V000007", "op": "copy", "args": ["V000008"], "const": None},
+            {"target": "V000008", "op": "add", "args": ["V000007"], "const": 1}]
+    assert solve_symbolic(sym + loop, 5) == ([], 3)  # a cycle is never derivable
 
 
 def test_solver_rejects_undetermined_systems():
@@ -296,6 +299,23 @@ def test_openai_client_faults():
         OpenAICompatibleClient("localhost:8000", "m")
     with pytest.raises(ValueError, match="unknown faults"):
         serve_chat_model(oracle, faults=["boom"]).__enter__()
+
+
+def test_solver_oracle_scores_one(problems):
+    assert all(r["correct"] == [True] for r in evaluate(OracleModel(problems, solver=True), problems).records)
+    other = generate_symbolic(5, seed=99)
+    assert evaluate(OracleModel(problems), [other]).records[0]["correct"] == [False]  # unknown prompt
+
+
+def test_python_dash_m(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "m.jsonl"
+    done = subprocess.run([sys.executable, "-m", "icml25.reasoning.gsm_infinity", "generate", "--ops", "2,3",
+                           "--per-op", "2", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(read_jsonl(out)) == 4
 
 
 def test_bm25_and_rag():

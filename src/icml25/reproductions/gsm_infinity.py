@@ -269,7 +269,7 @@ def _figure(runs: list[dict], run: Run) -> str:
         rag = [np.mean([r["length_rag"]["rag"][s][n]["rag"] for r in runs]) for n in names]
         ax.bar(np.arange(3) + j * width, rag, width, label=f"BM25-RAG {s}")
     ax.axhline(1.0, color="k", ls="--", label="full-context oracle")
-    ax.set_xticks(np.arange(3) + width, ["no noise, op<=4", "no noise, op>=16", "8k tokens, op>=16"])
+    ax.set_xticks(np.arange(3) + width, ["no noise\nop <= 4", "no noise\nop >= 16", "8k tokens\nop >= 16"])
     ax.set(ylabel="accuracy", title=f"Retrieval (top-{RAG_K}) vs full context")
     ax.legend(fontsize=7)
     ax = axes[2]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from icml25.reasoning.gsm_infinity.benchmark import make_benchmark
 from icml25.reasoning.gsm_infinity.problem import SUBSETS, read_jsonl, write_jsonl
 from icml25.reasoning.gsm_infinity.words import TEMPLATES
 
@@ -54,6 +53,7 @@ def fill(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run a parsed ``gsm-infinity`` command; 0 on success, 2 on bad input (one clear line on stderr)."""
+    from icml25.reasoning.gsm_infinity.benchmark import make_benchmark  # imported here: keeps `icml25 --help` fast
     from icml25.reasoning.gsm_infinity.solver import SolverError, check
 
     try:
