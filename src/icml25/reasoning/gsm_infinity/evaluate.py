@@ -110,7 +110,7 @@ def _one(model, problem: Problem, n_samples: int, temperature: float, max_tokens
         replies = model.generate(problem.messages, max_tokens=max_tokens, temperature=temperature, n=n_samples)
         if not isinstance(replies, (list, tuple)):
             raise TypeError(f"generate must return a list of strings, got {type(replies).__name__}")
-        replies = [normalize_reply(r) for r in list(replies)[:n_samples]]
+        replies = [normalize_reply(r, limit=None) for r in list(replies)[:n_samples]]  # verbatim
         if len(replies) < n_samples:
             record["error"] = f"model returned {len(replies)} of {n_samples} replies"
             replies += [""] * (n_samples - len(replies))

@@ -66,6 +66,11 @@ class Problem:
     schema: str = field(default=SCHEMA_VERSION)
 
     @property
+    def context(self) -> str:
+        """The statements joined as they appear in the prompt."""
+        return " ".join(self.statements)
+
+    @property
     def prompt(self) -> str:
         """The text of the last user message (what a model is asked)."""
         return self.messages[-1]["content"]

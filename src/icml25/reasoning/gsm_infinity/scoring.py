@@ -8,7 +8,7 @@ from collections.abc import Callable
 from icml25.reasoning.gsm_infinity.problem import Problem
 
 MAX_REPLY_CHARS = 200_000  # longer replies are scored on their last MAX_REPLY_CHARS characters
-_VARIABLE = re.compile(r"\bV\d{6}\b")
+_VARIABLE = re.compile(r"\bV\d+\b")
 _NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 _MARKERS = (  # priority list: the first marker found (its last occurrence) wins
     re.compile(r"answer\s*:", re.I),
@@ -18,15 +18,15 @@ _MARKERS = (  # priority list: the first marker found (its last occurrence) wins
 _IS_NUMBER = re.compile(r"\bis\s*(" + _NUMBER + ")", re.I)
 
 
-def normalize_reply(reply: object) -> str:
-    """Turn any model reply into text: ``None`` -> ``""``, bytes decoded leniently, very long replies cut."""
+def normalize_reply(reply: object, limit: int | None = MAX_REPLY_CHARS) -> str:
+    """Turn any model reply into text: ``None`` -> ``""``, bytes decoded leniently, the last ``limit`` chars kept."""
     if reply is None:
         return ""
     if isinstance(reply, (bytes, bytearray)):
         reply = bytes(reply).decode("utf-8", errors="replace")
     if not isinstance(reply, str):
         reply = str(reply)
-    return reply[-MAX_REPLY_CHARS:]
+    return reply if limit is None else reply[-limit:]
 
 
 def _final_part(text: str) -> str:
