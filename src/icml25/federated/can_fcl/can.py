@@ -59,6 +59,7 @@ METHODS: dict[str, dict[str, object]] = {
 _CHOICES = {
     "replay": ("synthetic", "real", "none"), "synthesis": ("client", "server", "none"),
     "allocation": ("adaptive", "uniform"), "forgetting_signal": ("probe", "global", "local"),
+    "forgetting_measure": ("accuracy", "confidence"),
     "allocation_rule": ("linear", "softmax"), "teacher_statistics": ("class", "running"),
     "kd_on": ("replay", "current", "both"), "current_ce": ("seen", "task"),
 }
@@ -77,7 +78,9 @@ class CANConfig:
     (ours: per-class accuracy on the pool of the old model after ``probe_epochs`` of plain
     fine-tuning on the client's new data, i.e. what this client would forget), ``"global"`` (the
     old global model as is: identical for all clients) or ``"local"`` (the client's last local
-    model); ``realloc_every`` R_a re-measures with the current local model every R_a train rounds
+    model); ``forgetting_measure``: per-class ``"accuracy"`` a_{i,c} on the pool (the brief) or mean
+    probability of the true class (``"confidence"``, ours: accuracy on synthetic samples saturates);
+    ``realloc_every`` R_a re-measures with the current local model every R_a train rounds
     (0: never); ``allocation_rule``/``allocation_eps``/``allocation_temperature`` of
     :func:`~icml25.federated.can_fcl.navigation.allocate_buffer`.
     Synthesis: ``synthesis`` by teaching clients, by the server (global model) or none;
@@ -102,6 +105,7 @@ class CANConfig:
     buffer_size: int = 60
     allocation: str = "adaptive"
     forgetting_signal: str = "probe"
+    forgetting_measure: str = "accuracy"
     probe_epochs: int = 1
     realloc_every: int = 0
     allocation_rule: str = "linear"
@@ -175,11 +179,15 @@ def _model_part(arrays: Mapping[str, np.ndarray]) -> Arrays:
 
 
 @torch.no_grad()
-def _per_class_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, classes: Sequence[int],
-                        seen: Sequence[int]) -> dict[int, float]:
+def _per_class_score(model: nn.Module, x: torch.Tensor, y: torch.Tensor, classes: Sequence[int],
+                     seen: Sequence[int], measure: str = "accuracy") -> dict[int, float]:
+    """Per class: accuracy, or mean probability of the true class (``measure="confidence"``), on (x, y)."""
     model.eval()
-    pred = masked_logits(model(x), seen).argmax(dim=1) if len(y) else y
-    return {c: float((pred[y == c] == c).float().mean()) if bool((y == c).any()) else float("nan") for c in classes}
+    if not len(y):
+        return {c: float("nan") for c in classes}
+    probs = torch.softmax(masked_logits(model(x), seen), dim=1)
+    hit = (probs.argmax(dim=1) == y).float() if measure == "accuracy" else probs.gather(1, y[:, None])[:, 0]
+    return {c: float(hit[y == c].mean()) if bool((y == c).any()) else float("nan") for c in classes}
 
 
 class CANClient(Client):
@@ -280,7 +288,7 @@ class CANClient(Client):
     def _allocate(self, task: int, seen: list[int], new: list[int], model: nn.Module) -> dict[int, float]:
         px, py = self.pool
         old = [c for c in seen if c not in new]
-        acc = _per_class_accuracy(model, px, py, old, seen)
+        acc = _per_class_score(model, px, py, old, seen, self.config.forgetting_measure)
         if self.config.allocation == "adaptive":
             self.allocation = allocate_buffer(acc, self.config.buffer_size, eps=self.config.allocation_eps,
                                               rule=self.config.allocation_rule,
