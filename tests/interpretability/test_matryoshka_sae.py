@@ -235,6 +235,7 @@ def test_runs_on_cuda():
     x = _x(256).cuda()
     sae = MatryoshkaSAE(8, 16, 2, matryoshka_widths=[4], device="cuda")
     train_sae(sae, x, steps=5, batch_size=64, threshold_start_step=0)
+    train_sae(sae, HierarchicalFeatures(n_parents=2, children_per_parent=2, d=8).batches(64), steps=5)  # CPU batches
     f = sae.encode(x)
     assert f.device.type == "cuda" and sae.decode(f).device.type == "cuda"
     with pytest.raises(ValueError, match="move one of them"):

@@ -421,13 +421,14 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
     """Train ``sae`` in place with the reference recipe (dictionary_learning's BatchTopK / Matryoshka trainers).
 
     ``data``: a tensor (n_tokens, d_in) sampled in shuffled batches of ``batch_size``, or an iterable of batch
-    tensors (e.g. ``HierarchicalFeatures.batches``).  ``lr`` defaults to ``default_lr(d_sae)``; linear warm-up
-    over ``warmup_steps``, linear decay to 0 from ``decay_start`` (off when None).  ``b_dec`` starts at the
-    geometric median of the first batch (``init_b_dec="zeros"`` keeps 0).  Each step: loss (``sae.loss``),
-    backward, remove the decoder-row-parallel gradient, clip the gradient norm to ``max_grad_norm``, Adam
-    (0.9, 0.999), unit-norm decoder rows (``normalize_decoder``).  The BatchTopK inference threshold is an EMA
-    (``threshold_beta``) of the smallest kept activation from ``threshold_start_step`` on.  ``dead_tokens``
-    (default 200 batches) defines dead latents for the auxK loss.  The SAE is left in eval mode.
+    tensors (e.g. ``HierarchicalFeatures.batches``); batches are moved to the SAE's device.  ``lr`` defaults
+    to ``default_lr(d_sae)``; linear warm-up over ``warmup_steps``, linear decay to 0 from ``decay_start``
+    (off when None).  ``b_dec`` starts at the geometric median of the first batch (``init_b_dec="zeros"``
+    keeps 0).  Each step: loss (``sae.loss``), backward, remove the decoder-row-parallel gradient, clip the
+    gradient norm to ``max_grad_norm``, Adam (0.9, 0.999), unit-norm decoder rows (``normalize_decoder``).
+    The BatchTopK inference threshold is an EMA (``threshold_beta``) of the smallest kept activation from
+    ``threshold_start_step`` on.  ``dead_tokens`` (default 200 batches) defines dead latents for the auxK
+    loss.  The SAE is left in eval mode.
     """
     if not isinstance(sae, BatchTopKSAE):
         raise TypeError(f"sae must be a BatchTopKSAE or MatryoshkaSAE, got {type(sae).__name__}")
@@ -458,7 +459,7 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
             x = next(batches)
         except StopIteration:
             break
-        x = sae._check(x, "batch")
+        x = sae._check(x.to(sae.W_dec.device) if isinstance(x, torch.Tensor) else x, "batch")
         if not torch.isfinite(x).all():
             raise ValueError(f"batch at step {step} contains NaN or inf")
         if step == 0 and init_b_dec == "geometric_median":
