@@ -62,8 +62,10 @@ def test_relational_attention_matches_naive_loop():
 
 def test_symmetric_relations_are_exactly_symmetric():
     torch.manual_seed(1)
-    ra = RelationalAttention(16, 4, symmetric_rels=True)
-    rel = ra.relations(torch.randn(3, 5, 16))
+    ra = RelationalAttention(64, 4, symmetric_rels=True)
+    rel = ra.relations(torch.randn(8, 6, 64))
+    assert torch.equal(rel, rel.transpose(1, 2))
+    _, _, rel = ra(torch.randn(8, 6, 64), torch.randn(8, 6, 64))
     assert torch.equal(rel, rel.transpose(1, 2))
     assert not torch.allclose(*(lambda r: (r, r.transpose(1, 2)))(RelationalAttention(16, 4).relations(
         torch.randn(3, 5, 16))))

@@ -217,6 +217,8 @@ class RelationalAttention(nn.Module):
         q = self.wq_rel(x).view(B, n, self.n_relations, self.rel_proj_dim)
         k = q if self.symmetric_rels else self.wk_rel(x).view(B, n, self.n_relations, self.rel_proj_dim)
         rel = torch.einsum("birp,bjrp->bijr", q, k) / math.sqrt(self.rel_proj_dim)
+        if self.symmetric_rels:  # a blocked matmul need not round (i, j) and (j, i) alike: make R = R^T exactly
+            rel = 0.5 * (rel + rel.transpose(1, 2))
         return _REL_ACTIVATIONS[self.rel_activation](rel)
 
     def _check_symbols(self, x: torch.Tensor, symbols: torch.Tensor) -> None:
