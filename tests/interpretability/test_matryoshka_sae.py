@@ -133,8 +133,8 @@ def test_prefix_losses_match_manual_reconstructions():
     manual = [(x - sae.b_dec - f[:, :m] @ sae.W_dec[:m]).pow(2).sum(-1).mean() for m in (4, 10, 16)]
     for got, want in zip(out["per_width"], manual, strict=True):
         assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-5)
-    assert float(out["mse"]) == pytest.approx(sum(w * float(e) for w, e in zip((0.2, 0.3, 0.5), manual,
-                                                                                strict=True)), rel=1e-5)
+    weighted = sum(w * float(e.detach()) for w, e in zip((0.2, 0.3, 0.5), manual, strict=True))
+    assert float(out["mse"].detach()) == pytest.approx(weighted, rel=1e-5)
     recons = sae.prefix_reconstructions(x)
     assert len(recons) == 3 and all(r.shape == x.shape for r in recons)
 

@@ -578,6 +578,7 @@ def fvu(x: torch.Tensor, x_hat: torch.Tensor) -> float:
     if not isinstance(x, torch.Tensor) or not isinstance(x_hat, torch.Tensor) or x.shape != x_hat.shape:
         raise ValueError(f"x and x_hat must be tensors of the same shape, got {getattr(x, 'shape', x)} and "
                          f"{getattr(x_hat, 'shape', x_hat)}")
+    x, x_hat = x.detach(), x_hat.detach()
     total = float((x - x.mean(0)).pow(2).sum())
     if total == 0.0:
         warnings.warn("fvu: x has zero variance; returning nan", stacklevel=2)
