@@ -92,9 +92,6 @@ class _Builder:
                     edges.add((a, b))
         return sorted(edges)
 
-    def cost(self, key: str) -> int:
-        return len(self.abstract[key]) if key.startswith("A") else self.eqs[key]["cost"]
-
     def _push(self, key: str, value: int, consumed: list[str]) -> None:
         self.order.append(key)
         self.vals[key] = value
@@ -201,7 +198,7 @@ def _linear(b: _Builder, hidden: str) -> dict[str, tuple[int, int]]:
     return forms
 
 
-def _expression(b: _Builder, key: str, template: str) -> str:
+def _expression(b: _Builder, key: str) -> str:
     if key.startswith("A01"):
         return " + ".join(str(b.vals[d]) for d in b.abstract[key])
     if key.startswith("A02"):
@@ -222,7 +219,7 @@ def _solution(b: _Builder, template: str, hidden: str | None) -> str:
     lines = []
     if hidden is None:
         for key in b.order:
-            expression = _expression(b, key, template)
+            expression = _expression(b, key)
             tail = "" if expression == str(b.vals[key]) else f" = {b.vals[key]}"
             lines.append(f"{phrase(key, template)} = {expression}{tail}.")
         return " ".join(lines) + f"\nAnswer: {b.vals[b.order[-1]]}."
