@@ -159,6 +159,17 @@ def test_realistic_noise_keeps_answer_and_hangs_off_the_core(template):
     check(p)
 
 
+def test_make_benchmark_deterministic_and_checked():
+    a = make_benchmark("hard", [3, 6], 2, lengths=[0, 700], seed=4, mode="reverse", template="movie")
+    b = make_benchmark("hard", [3, 6], 2, lengths=[0, 700], seed=4, mode="reverse", template="movie")
+    assert [p.to_json() for p in a] == [p.to_json() for p in b] and len({p.id for p in a}) == 8
+    assert [p.answer for p in a[:4]] == [p.answer for p in a[4:]]  # same cores at every length
+    with pytest.raises(ValueError, match="per_op"):
+        make_benchmark("medium", [3], 0)
+    with pytest.raises(ValueError, match="only the forward"):
+        make_benchmark("symbolic", [3], 1, mode="reverse")
+
+
 def test_realistic_deterministic():
     kwargs = dict(difficulty="hard", mode="reverse", template="movie", n_noise=30, seed=9)
     assert generate_realistic(10, **kwargs).to_json() == generate_realistic(10, **kwargs).to_json()
@@ -295,6 +306,10 @@ def test_openai_client_faults():
         client = OpenAICompatibleClient(server.base_url, "stub", backoff=0.0)
         with pytest.raises(ModelRequestError, match="HTTP 400"):
             evaluate(client, [p])
+    with serve_chat_model(oracle, faults=["slow", "slow"], slow_seconds=0.6) as server:
+        client = OpenAICompatibleClient(server.base_url, "stub", timeout=0.2, backoff=0.0, max_retries=1)
+        record = evaluate(client, [p]).records[0]
+        assert record["correct"] == [False] and "after 2 attempts" in record["error"]
     with pytest.raises(ValueError, match="base_url"):
         OpenAICompatibleClient("localhost:8000", "m")
     with pytest.raises(ValueError, match="unknown faults"):

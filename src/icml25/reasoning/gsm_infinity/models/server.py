@@ -2,31 +2,34 @@
 
 ``http.server`` in a background thread, port 0 (the OS picks a free port), closed cleanly by the
 context manager.  ``faults`` injects failures in order, one per request, to exercise clients:
-``"malformed"`` (a body that is not JSON), ``"no_choices"``, ``"500"``, ``"429"``, ``"400"``.
+``"malformed"`` (a body that is not JSON), ``"no_choices"``, ``"500"``, ``"429"``, ``"400"``, ``"slow"``
+(answers after ``slow_seconds``, to trip a client's timeout).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from icml25.reasoning.gsm_infinity.models.base import ChatModel, as_chat_model
 
-FAULTS = ("malformed", "no_choices", "500", "429", "400")
+FAULTS = ("malformed", "no_choices", "500", "429", "400", "slow")
 
 
 class ChatServer:
     """A running server: ``base_url`` (``http://127.0.0.1:<port>/v1``), ``requests`` served, ``close()``."""
 
-    def __init__(self, model: ChatModel, faults: list[str] | None = None) -> None:
+    def __init__(self, model: ChatModel, faults: list[str] | None = None, slow_seconds: float = 1.0) -> None:
         bad = [f for f in faults or [] if f not in FAULTS]
         if bad:
             raise ValueError(f"unknown faults {bad}; allowed: {FAULTS}")
         self.model = as_chat_model(model)
         self.faults = list(faults or [])
+        self.slow_seconds = slow_seconds
         self.requests = 0
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -61,6 +64,8 @@ class ChatServer:
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                     return
                 fault = server._next_fault()
+                if fault == "slow":
+                    time.sleep(server.slow_seconds)
                 if fault in ("500", "429", "400"):
                     self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode())
                     return
@@ -91,9 +96,10 @@ class ChatServer:
 
 
 @contextmanager
-def serve_chat_model(model: ChatModel, faults: list[str] | None = None) -> Iterator[ChatServer]:
+def serve_chat_model(model: ChatModel, faults: list[str] | None = None,
+                     slow_seconds: float = 1.0) -> Iterator[ChatServer]:
     """``with serve_chat_model(model) as server: OpenAICompatibleClient(server.base_url, "stub")``."""
-    server = ChatServer(model, faults)
+    server = ChatServer(model, faults, slow_seconds)
     try:
         yield server
     finally:
