@@ -113,10 +113,9 @@ class BatchTopKSAE(nn.Module):
             raise ValueError(f"l1_coefficient must be a number >= 0, got {l1_coefficient!r}")
         self.activation = activation
         self.l1_coefficient = float(l1_coefficient)
-        self.seed = int(seed)
+        self.seed = _check_int("seed", seed, 0)
         self.widths: tuple[int, ...] = (self.d_sae,)
         self.group_weights: tuple[float, ...] = (1.0,)
-        self.prefix_sampling = "fixed"
         g = torch.Generator().manual_seed(self.seed)
         bound = math.sqrt(6.0 / self.d_in)  # Kaiming uniform, then unit-norm rows
         w_dec = (torch.rand(self.d_sae, self.d_in, generator=g, dtype=torch.float64) * 2 - 1) * bound
@@ -546,11 +545,16 @@ class HierarchicalFeatures:
             raise ValueError(f"could not draw {self.n_features} directions in R^{self.d} with max |cos| < {max_cos}")
         self.directions = torch.from_numpy(dirs.astype(np.float32))
 
-    def sample(self, n: int, generator: torch.Generator | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(x, active, coeff)``: activations (n, d), boolean activity (n, n_features), coefficients."""
+    def sample(self, n: int, generator: torch.Generator | int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x, active, coeff)``: activations (n, d), boolean activity (n, n_features), coefficients (n, n_features).
+
+        ``generator``: a ``torch.Generator`` (advanced by the call) or an int seed.
+        """
         n = _check_int("n", n, 1)
-        g = generator if generator is not None else torch.Generator().manual_seed(0)
+        if isinstance(generator, torch.Generator):
+            g = generator
+        else:
+            g = torch.Generator().manual_seed(_check_int("generator seed", generator, 0))
         parent = torch.rand(n, self.n_parents, generator=g) < self.p_parent
         child = torch.rand(n, self.n_parents, self.children_per_parent, generator=g) < self.p_child_given_parent
         child = (child & parent[:, :, None]).reshape(n, -1)
