@@ -6,13 +6,15 @@ import importlib
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from icml25 import cli
 from icml25.harness.backends import Hooks, run_many
-from icml25.harness.runner import run_paper
+from icml25.harness.contract import Paper
+from icml25.harness.runner import Job, plan, run_paper
 from icml25.harness.store import result_path
 
 HERE = Path(__file__).resolve().parent
@@ -109,3 +111,14 @@ def test_ray_backend_without_ray_names_the_extra(monkeypatch, capsys):
     assert cli.main(["reproduce", "--backend", "ray", "--scale", "smoke"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["icml25: error: the ray backend needs Ray: pip install icml25[ray]"]
+
+
+def test_full_scale_jobs_ask_for_the_papers_resources(tmp_path):
+    entry = fakes.entry(fakes.good, "fa")
+    entry.module.PAPER = replace(entry.paper, num_cpus=4, num_gpus=1)
+    full, quick = plan(entry, "full", root=tmp_path), plan(entry, "quick", root=tmp_path)
+    assert isinstance(full, Job) and (full.num_cpus, full.num_gpus) == (4.0, 1.0)
+    assert (quick.num_cpus, quick.num_gpus) == (1.0, 0.0)
+    assert full.target == "harness_fakes:good"
+    with pytest.raises(ValueError, match="num_cpus"):
+        Paper(id="x", title="t", seed="s", abstract=1, module="m", num_cpus=0)
