@@ -215,23 +215,32 @@ def _expression(b: _Builder, key: str) -> str:
     return " + ".join(xs + ([str(eq["const"])] if eq["const"] else []))
 
 
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+def _affine(a: int, c: int) -> str:
+    if not a:
+        return str(c)
+    head = "x" if a == 1 else f"{a}x"
+    return head if c == 0 else f"{head} {'+' if c > 0 else '-'} {abs(c)}"
+
+
 def _solution(b: _Builder, template: str, hidden: str | None) -> str:
     lines = []
     if hidden is None:
         for key in b.order:
             expression = _expression(b, key)
             tail = "" if expression == str(b.vals[key]) else f" = {b.vals[key]}"
-            lines.append(f"{phrase(key, template)} = {expression}{tail}.")
+            lines.append(_sentence(f"{phrase(key, template)} = {expression}{tail}."))
         return " ".join(lines) + f"\nAnswer: {b.vals[b.order[-1]]}."
     forms = _linear(b, hidden)
     lines.append(f"Let x be {phrase(hidden, template)}.")
     for key in b.order:
         if key != hidden:
-            a, c = forms[key]
-            lines.append(f"{phrase(key, template)} = {a}x + {c}." if a else f"{phrase(key, template)} = {c}.")
-    a, c = forms[b.order[-1]]
-    lines.append(f"We are told it equals {b.vals[b.order[-1]]}, so {a}x + {c} = {b.vals[b.order[-1]]} "
-                 f"and x = {b.vals[hidden]}.")
+            lines.append(_sentence(f"{phrase(key, template)} = {_affine(*forms[key])}."))
+    last = b.vals[b.order[-1]]
+    lines.append(f"We are told it equals {last}, so {_affine(*forms[b.order[-1]])} = {last} and x = {b.vals[hidden]}.")
     return " ".join(lines) + f"\nAnswer: {b.vals[hidden]}."
 
 
