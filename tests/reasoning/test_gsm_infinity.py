@@ -356,6 +356,10 @@ def test_sigmoid_fit_recovers_parameters():
     fit = fit_sigmoid(ops, acc)
     assert abs(fit.params["op50"] - 12) < 1e-4 and abs(fit.params["k"] - 0.5) < 1e-4 and fit.r2 > 0.9999
     assert fit_exponential(ops, acc).r2 < fit.r2
+    shifted = 0.1 + 0.8 * acc
+    bounded = fit_sigmoid(ops, shifted, bounded=True)
+    assert abs(bounded.params["floor"] - 0.1) < 1e-3 and abs(bounded.params["ceiling"] - 0.9) < 1e-3
+    assert abs(bounded.params["op50"] - 12) < 1e-2 and bounded.r2 > fit_sigmoid(ops, shifted).r2
     with pytest.raises(ValueError, match="at least 3"):
         fit_sigmoid([1, 2], [1, 0])
 

@@ -63,15 +63,28 @@ class CurveFit:
     r2: float
 
 
-def fit_sigmoid(ops: object, acc: object) -> CurveFit:
-    """Least-squares fit of ``acc ≈ 1/(1+exp(k (op - op50)))`` (scipy ``curve_fit``)."""
+def fit_sigmoid(ops: object, acc: object, bounded: bool = False) -> CurveFit:
+    """Least-squares fit of ``acc ≈ 1/(1+exp(k (op - op50)))`` (scipy ``curve_fit``).
+
+    With ``bounded=True`` the curve runs from a ceiling down to a floor,
+    ``floor + (ceiling - floor) / (1 + exp(k (op - op50)))`` (both fitted in [0, 1]).
+    """
     x, y = _grid(ops, acc)
-    if len(x) < 3:
-        raise ValueError("a sigmoid fit needs at least 3 op values")
+    if len(x) < (5 if bounded else 3):
+        raise ValueError(f"a sigmoid fit needs at least {5 if bounded else 3} op values")
     start = first_op_below(x, y, 0.5)
     p0 = (start if start is not None else float(x[-1]), 4.0 / max(float(np.ptp(x)), 1.0))
-    (op50, k), _ = curve_fit(sigmoid, x, y, p0=p0, maxfev=20_000)
-    return CurveFit("sigmoid", {"op50": float(op50), "k": float(k)}, _r2(y, sigmoid(x, op50, k)))
+    if not bounded:
+        (op50, k), _ = curve_fit(sigmoid, x, y, p0=p0, maxfev=20_000)
+        return CurveFit("sigmoid", {"op50": float(op50), "k": float(k)}, _r2(y, sigmoid(x, op50, k)))
+
+    def model(op: np.ndarray, op50: float, k: float, floor: float, ceiling: float) -> np.ndarray:
+        return floor + (ceiling - floor) * sigmoid(op, op50, k)
+
+    params, _ = curve_fit(model, x, y, p0=(*p0, float(y.min()), float(y.max())), maxfev=20_000,
+                          bounds=([-np.inf, -np.inf, 0.0, 0.0], [np.inf, np.inf, 1.0, 1.0]))
+    names = ("op50", "k", "floor", "ceiling")
+    return CurveFit("sigmoid", dict(zip(names, map(float, params), strict=True)), _r2(y, model(x, *params)))
 
 
 def fit_exponential(ops: object, acc: object) -> CurveFit:

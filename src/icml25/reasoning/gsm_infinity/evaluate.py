@@ -53,10 +53,10 @@ class Results:
         acc = self.accuracy_by_op(**where)
         return first_op_below(list(acc), list(acc.values()), level)
 
-    def fit_sigmoid(self, **where: object) -> CurveFit:
-        """Sigmoid fit of ``accuracy_by_op``."""
+    def fit_sigmoid(self, bounded: bool = False, **where: object) -> CurveFit:
+        """Sigmoid fit of ``accuracy_by_op`` (``bounded``: with a fitted floor and ceiling)."""
         acc = self.accuracy_by_op(**where)
-        return fit_sigmoid(list(acc), list(acc.values()))
+        return fit_sigmoid(list(acc), list(acc.values()), bounded=bounded)
 
     def fit_exponential(self, **where: object) -> CurveFit:
         """Exponential fit of ``accuracy_by_op``."""
