@@ -19,8 +19,11 @@ Claims (the brief's pass criteria): ACC of CAN against server GR (+3 points) and
 (+25), forgetting below server GR; quality of synthetic samples, judged by an oracle (logistic
 regression trained centrally on the held-out real test digits), for the teaching-client samples
 of the CAN run against samples inverted from the same run's end-of-task global model at the same
-budget (+5 points); the across-client spread of per-client forgetting after task 2 (server GR's
-local models) under Dirichlet(0.3) against IID clients; adaptive against uniform allocation (+1);
+budget (+5 points; reported beside it: the same teachers inverted with their BN running
+statistics instead of the statistics of their own samples of the class); the across-client
+spread of per-client forgetting (``forgetting_profile``: the global model after task 1 trained on
+each client's share of task 2 alone, accuracy drop per task-1 class, std across clients, mean over
+classes) under Dirichlet(0.3) against IID shares; adaptive against uniform allocation (+1);
 CAN at B/2 against server GR at B (-1); buffer storage at B/2 half of B; CPU time of a CAN run
 at most 1.5x a server-GR run (process time, one thread: insensitive to other processes).
 """
@@ -37,8 +40,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from icml25.federated.can_fcl import digits_tasks, run_fcl
+from icml25.federated.can_fcl import digits_tasks, forgetting_profile, run_fcl, split_task_across_clients
 from icml25.harness import Claim, Paper, Result, Run
+
+ALLOCATION_CLAIM = "Forgetting-driven allocation beats uniform allocation at equal buffer size"
 
 PAPER = Paper(
     id="can_fcl",
@@ -50,6 +55,7 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses=(ALLOCATION_CLAIM,),
 )
 
 METHOD_LABELS = {"can": "CAN", "server_gr": "server GR", "teachers_only": "CAN, uniform allocation",
@@ -63,7 +69,7 @@ def _oracle(tasks, seed: int) -> LogisticRegression:
 
 
 def _pool_quality(oracle: LogisticRegression, pool: dict[int, np.ndarray], classes: list[int]) -> float:
-    return float(np.mean([np.mean(oracle.predict(pool[c]) == c) for c in classes]))
+    return float(np.mean([np.mean(oracle.predict(pool[c]) == c) for c in classes if c in pool]))
 
 
 def reproduce(run: Run) -> Result:
@@ -78,7 +84,7 @@ def reproduce(run: Run) -> Result:
     if run.scale == "full":
         methods += [("allocation_only", {}), ("lwf", {})]
     per_seed: dict[str, list[dict]] = {m: [] for m, _ in methods}
-    quality = {"teacher": [], "server_same_model": [], "server_gr_run": []}
+    quality = {"teacher": [], "teacher_running_stats": [], "server_same_model": [], "server_gr_run": []}
     spread = {"dirichlet": [], "iid": []}
     cpu_seconds: dict[str, list[float]] = {"can": [], "server_gr": []}
     curves: dict[str, list[list[float]]] = {m: [] for m, _ in methods}
@@ -105,19 +111,31 @@ def reproduce(run: Run) -> Result:
             oracle = _oracle(tasks, seed)
             can = results["can"].strategy
             old = [c for t in tasks[:-1] for c in t.classes]
-            server = {}
+            server, running = {}, {}
             for t in range(n_tasks - 1):
                 server.update(can.synthesize_on_server(can.task_end_arrays[t], tasks[t].classes, can.seen(t),
                                                        seed=seed * 7919 + 17 * t + 3))
+                for c, ids in can.teachers[t].items():  # the same teacher with its BN running statistics
+                    if ids:
+                        local = results["can"].clients[ids[0]].task_models[t]
+                        running.update(can.synthesize_on_server(local, [c], can.seen(t), seed=seed * 7919 + 17 * t))
             quality["teacher"].append(_pool_quality(oracle, can.pool, old))
+            quality["teacher_running_stats"].append(_pool_quality(oracle, running, old))
             quality["server_same_model"].append(_pool_quality(oracle, server, old))
             quality["server_gr_run"].append(_pool_quality(oracle, results["server_gr"].strategy.pool, old))
             done += 1
             run.progress(done / steps, f"seed {seed}: synthetic quality")
-            # client forgetting variance after task 2, server GR's uniform replay, non-IID against IID clients
-            spread["dirichlet"].append(float(np.nanstd(results["server_gr"].client_forgetting(tasks, 1, 0))))
-            iid = run_fcl(tasks[:2], "server_gr", n_clients=5, alpha=None, seed=seed, **cfg)
-            spread["iid"].append(float(np.nanstd(iid.client_forgetting(tasks[:2], 1, 0))))
+            # client forgetting variance: from the global model after task 1, each client learns its share of
+            # task 2 alone (one task's local epochs, no replay); spread across clients of the per-class drop on
+            # task 1's real test data, Dirichlet(0.3) shares against IID shares of the same task-2 data
+            for key, alpha in (("dirichlet", 0.3), ("iid", None)):
+                parts = split_task_across_clients(tasks[1], 5, alpha, seed=seed * 1000 + 1)
+                drop = forgetting_profile(results["server_gr"].strategy.model_fn,
+                                          results["server_gr"].strategy.task_end_arrays[0],
+                                          [(tasks[1].X_train[p], tasks[1].y_train[p]) for p in parts],
+                                          tasks[0].X_test, tasks[0].y_test, can.seen(1),
+                                          epochs=cfg["rounds_per_task"] * cfg["local_epochs"], seed=seed)
+                spread[key].append(float(np.nanmean(np.nanstd(drop, axis=0))))
             done += 1
             run.progress(done / steps, f"seed {seed}: forgetting spread")
 
@@ -145,12 +163,18 @@ def reproduce(run: Run) -> Result:
               "oracle acc(teacher samples) >= oracle acc(server samples) + 5 points, same budget",
               ms(q["teacher"]), ms(q["server_same_model"]),
               bool(q["teacher"].mean() >= q["server_same_model"].mean() + 0.05)),
-        Claim("Client forgetting variance: per-client forgetting after task 2 spreads more under Dirichlet(0.3) "
-              "than with IID clients", "std across clients > 0 under alpha=0.3, ~0 under IID",
+        Claim("Client forgetting variance: what each client forgets of task 1 while learning its share of task 2 "
+              "varies across clients under Dirichlet(0.3), far more than with IID shares",
+              "std across clients > 0 under alpha=0.3, ~0 under IID (ours: >= 2x the IID std)",
               ms(np.array(spread["dirichlet"])), ms(np.array(spread["iid"])),
-              bool(np.mean(spread["dirichlet"]) > np.mean(spread["iid"]))),
-        Claim("Forgetting-driven allocation beats uniform allocation at equal buffer size",
-              "ACC(adaptive) >= ACC(uniform) + 1 point", ms(acc["can"]), ms(acc["teachers_only"]),
+              bool(np.mean(spread["dirichlet"]) >= 2 * np.mean(spread["iid"]))),
+        # Known miss.  Calibration (seeds 0-2, quick): adaptive 0.889 / 0.804 / 0.900 against uniform
+        # 0.867 / 0.804 / 0.905, i.e. +0.5 points on average, inside the seed spread.  The per-class accuracy of
+        # the probe model on the synthetic pool saturates near 1 (inverted samples sit far from the decision
+        # boundaries), so the allocation stays close to uniform; variants tried (probe of 2 epochs, re-allocation
+        # every round, eps 0.2, the global model as signal, true-class confidence instead of accuracy, a sharp
+        # softmax rule) gave 0.84-0.86, or 0.66 for the sharp softmax.  The brief's +1 point is kept.
+        Claim(ALLOCATION_CLAIM, "ACC(adaptive) >= ACC(uniform) + 1 point", ms(acc["can"]), ms(acc["teachers_only"]),
               bool(acc["can"].mean() >= acc["teachers_only"].mean() + 0.01)),
         Claim("CAN with half the buffer matches server GR with the full buffer",
               "ACC(CAN, B/2) >= ACC(server GR, B) - 1 point", ms(acc["can_half"]), ms(acc["server_gr"]),
@@ -169,10 +193,12 @@ def reproduce(run: Run) -> Result:
     axes[0].set(xlabel="tasks learned", ylabel="accuracy on the tasks seen so far", ylim=(0, 1.02),
                 title=f"Digits, 5 clients, Dirichlet(0.3), B={B}")
     axes[0].legend(fontsize=8)
-    labels = ["teaching clients\n(CAN run)", "global model\n(same run, same budget)", "global model\n(server-GR run)"]
-    vals = [q["teacher"], q["server_same_model"], q["server_gr_run"]]
+    labels = ["teaching clients\n(class BN stats)", "teaching clients\n(running BN stats)",
+              "global model\n(same run)", "global model\n(server-GR run)"]
+    vals = [q["teacher"], q["teacher_running_stats"], q["server_same_model"], q["server_gr_run"]]
     axes[1].bar(labels, [v.mean() for v in vals], yerr=[v.std() for v in vals], capsize=4,
-                color=["tab:green", "tab:gray", "tab:gray"])
+                color=["tab:green", "tab:olive", "tab:gray", "tab:gray"])
+    axes[1].tick_params(axis="x", labelsize=8)
     axes[1].set(ylabel="oracle accuracy on synthetic samples", ylim=(0, 1), title="Synthetic sample quality")
     figure = run.savefig(fig, "can_fcl")
 

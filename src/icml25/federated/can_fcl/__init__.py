@@ -25,6 +25,7 @@ from icml25.federated.can_fcl.can import (
     FCLResult,
     build_fcl,
     fcl_mlp,
+    forgetting_profile,
     run_fcl,
     task_accuracy_evaluator,
 )
@@ -40,8 +41,8 @@ from icml25.federated.can_fcl.streams import (
 from icml25.federated.can_fcl.synthesis import ConditionalGenerator, bn_stat_loss, bn_statistics, invert
 
 __all__ = [
-    "METHODS", "CANClient", "CANConfig", "CANStrategy", "FCLResult", "build_fcl", "fcl_mlp", "run_fcl",
-    "task_accuracy_evaluator",
+    "METHODS", "CANClient", "CANConfig", "CANStrategy", "FCLResult", "build_fcl", "fcl_mlp", "forgetting_profile",
+    "run_fcl", "task_accuracy_evaluator",
     "average_accuracy", "average_forgetting", "backward_transfer", "allocate_buffer", "select_teachers",
     "uniform_allocation", "Task", "class_incremental_tasks", "digits_tasks", "gaussian_mixture",
     "split_task_across_clients", "ConditionalGenerator", "bn_stat_loss", "bn_statistics", "invert",

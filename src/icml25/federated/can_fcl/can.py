@@ -41,7 +41,7 @@ from icml25.federated.simulation import Client, History, Strategy, check_same_la
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 
 __all__ = ["METHODS", "CANConfig", "CANClient", "CANStrategy", "FCLResult", "fcl_mlp", "task_accuracy_evaluator",
-           "build_fcl", "run_fcl"]
+           "forgetting_profile", "build_fcl", "run_fcl"]
 
 Arrays = dict[str, np.ndarray]
 
@@ -624,27 +624,42 @@ class FCLResult:
                 "up_bits": self.up_bits, "down_bits": self.down_bits, "buffer_bytes": self.buffer_bytes,
                 "failures": len(self.history.failures), "config": asdict(self.config)}
 
-    def client_forgetting(self, tasks: Sequence[Task], after_task: int = 1, on_task: int = 0) -> np.ndarray:
-        """Per client: A[on_task, on_task] minus its end-of-``after_task`` local model's accuracy on ``on_task``.
 
-        NaN for a client with no local model for ``after_task`` (no data in that task).
-        """
-        if not 0 <= on_task < after_task < self.acc_matrix.shape[0]:
-            raise ValueError(f"need 0 <= on_task < after_task < {self.acc_matrix.shape[0]}")
-        seen = sorted(c for t in tasks[:after_task + 1] for c in t.classes)
-        X = torch.as_tensor(tasks[on_task].X_test)
-        y = torch.as_tensor(tasks[on_task].y_test, dtype=torch.int64)
-        out = []
-        for client in self.clients:
-            arrays = client.task_models.get(after_task)
-            if arrays is None:
-                out.append(float("nan"))
-                continue
-            model = load_arrays(client.model_fn(), arrays).eval()
-            with torch.no_grad():
-                acc = float((masked_logits(model(X), seen).argmax(1) == y).float().mean())
-            out.append(self.acc_matrix[on_task, on_task] - acc)
-        return np.array(out)
+def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, np.ndarray],
+                       client_data: Sequence[tuple[np.ndarray, np.ndarray]], X_old: np.ndarray, y_old: np.ndarray,
+                       seen: Sequence[int], *, epochs: int = 10, lr: float = 1e-3, batch_size: int = 32,
+                       seed: int = 0) -> np.ndarray:
+    """Per client and old class: the accuracy drop on real old-class data after plain local training.
+
+    Each client trains a copy of the global model ``arrays`` on its own new-task data
+    ``client_data[i]`` for ``epochs`` (Adam, CE over the ``seen`` classes, no replay); the result is
+    (clients, old classes) of accuracy before minus after on ``(X_old, y_old)``, NaN for a client
+    without data.  Its spread across clients is CAN's "client forgetting variance".
+    """
+    classes = sorted(int(c) for c in np.unique(y_old))
+    X_old_t, y_old_t = torch.as_tensor(np.asarray(X_old, dtype=np.float32)), torch.as_tensor(np.asarray(y_old))
+    before = _per_class_score(load_arrays(model_fn(), arrays), X_old_t, y_old_t, classes, seen)
+    out = np.full((len(client_data), len(classes)), np.nan)
+    for i, (X, y) in enumerate(client_data):
+        if len(y) < 2:
+            continue
+        model = load_arrays(model_fn(), arrays)
+        X_t, y_t = torch.as_tensor(np.asarray(X, dtype=np.float32)), torch.as_tensor(np.asarray(y, dtype=np.int64))
+        g = torch.Generator(device="cpu").manual_seed(seed + i)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        model.train()
+        for _ in range(epochs):
+            order = torch.randperm(len(y_t), generator=g)
+            for start in range(0, len(y_t) - 1, batch_size):
+                idx = order[start:start + batch_size]
+                if len(idx) < 2:
+                    continue
+                opt.zero_grad()
+                F.cross_entropy(masked_logits(model(X_t[idx]), seen), y_t[idx]).backward()
+                opt.step()
+        after = _per_class_score(model, X_old_t, y_old_t, classes, seen)
+        out[i] = [before[c] - after[c] for c in classes]
+    return out
 
 
 def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5, alpha: float | None = 0.3,
