@@ -89,7 +89,7 @@ def _difficulty(run: Run, seed: int) -> dict:
     stats = [{} for _ in range(run.pick(smoke=3, quick=20, full=100))]
     for i, st in enumerate(stats):
         generate_realistic(10, difficulty="medium", seed=problem_seed(seed, 10, i), stats=st)
-    out["medium_op10_per_second"] = len(stats) / (time.perf_counter() - start)
+    out["time_medium_op10_problems_per_s"] = len(stats) / (time.perf_counter() - start)
     out["medium_op10_acceptance_rate"] = len(stats) / sum(st["attempts"] for st in stats)
     return out
 
@@ -108,7 +108,7 @@ def _length_and_rag(run: Run, seed: int) -> dict:
             problems = make_benchmark(subset, list(ops_big), per, lengths=[target], seed=seed)
             if target == 8000:
                 noisy = problems
-                out.setdefault("gen_per_second_8k", {})[subset] = len(noisy) / (time.perf_counter() - start)
+                out.setdefault("time_gen_8k_problems_per_s", {})[subset] = len(noisy) / (time.perf_counter() - start)
             within += [abs(p.length_tokens - target) <= 0.05 * target for p in problems]
             same += [p.answer == a for p, a in zip(problems, base_answers, strict=True)]
             fraction[target] = float(np.mean([len(p.necessary) / len(p.statements) for p in problems]))
@@ -129,7 +129,7 @@ def _length_and_rag(run: Run, seed: int) -> dict:
     direct = median_seconds(lambda: [oracle.generate(p.messages) for p in timing_problems], 3)
     harness = median_seconds(lambda: evaluate(CallableModel(lambda prompt: oracle.generate(
         [{"role": "user", "content": prompt}])[0]), timing_problems, workers=1), 3)
-    out["harness_overhead_time_ratio"] = harness / direct
+    out["time_harness_overhead_ratio"] = harness / direct
     return out
 
 
@@ -219,7 +219,7 @@ def reproduce(run: Run) -> Result:
     call_acc = [r["client"]["callable_accuracy"] for r in runs]
     same = all(r["client"]["same_verdicts"] for r in runs)
     faults_ok = all(r["client"]["faulty_wrong"] == r["client"]["faulty_errors"] == 3 for r in runs)
-    overhead = float(np.median([r["length_rag"]["harness_overhead_time_ratio"] for r in runs]))
+    overhead = float(np.median([r["length_rag"]["time_harness_overhead_ratio"] for r in runs]))
 
     claims = [
         Claim("Difficulty is exact: every problem has the requested op and the independent solver agrees",
