@@ -16,6 +16,7 @@ from icml25.federated.can_fcl import (  # noqa: E402
     build_fcl,
     class_incremental_tasks,
     fcl_mlp,
+    forgetting_profile,
     gaussian_mixture,
     invert,
     run_fcl,
@@ -199,6 +200,17 @@ def test_one_task_is_fedavg(stream):
     res = run_fcl(stream[:1], "can", n_clients=2, seed=0, **SMALL)
     assert [p for p, _, _ in res.strategy.schedule] == ["train", "train"]
     assert res.forgetting == 0.0 and res.acc > 0.9
+
+
+def test_forgetting_profile_measures_each_clients_damage_to_old_classes(stream, runs):
+    gr = runs["server_gr"].strategy
+    shares = [(stream[1].X_train[:40], stream[1].y_train[:40]), (stream[1].X_train[:1], stream[1].y_train[:1])]
+    args = (gr.model_fn, gr.task_end_arrays[0], shares, stream[0].X_test, stream[0].y_test, gr.seen(1))
+    none = forgetting_profile(*args, epochs=0)
+    np.testing.assert_array_equal(none[0], [0.0, 0.0])
+    assert np.isnan(none[1]).all()
+    drop = forgetting_profile(*args, epochs=20, lr=1e-2)
+    assert drop.shape == (2, 2) and drop[0].max() > 0.3
 
 
 class CrashingTeacher(CANClient):
