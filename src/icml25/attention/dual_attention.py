@@ -1,5 +1,4 @@
-"""Dual attention: Altabaa & Lafferty, "Disentangling and Integrating Relational and Sensory Information in
-Transformer Architectures", ICML 2025 (arXiv 2405.16727).
+"""Dual attention (Altabaa & Lafferty, ICML 2025): relational attention and the Dual Attention Transformer.
 
 Example
 -------
@@ -11,7 +10,8 @@ Example
 >>> block = model.blocks[0]                                   # a DualAttnEncoderBlock
 >>> out, sa_scores, (ra_scores, relations) = block.dual_attn(torch.randn(8, 6, 64), torch.randn(8, 6, 64))
 
-The layers keep the class and argument names of the official package ``dual-attention``
+Paper: "Disentangling and Integrating Relational and Sensory Information in Transformer Architectures"
+(arXiv 2405.16727).  The layers keep the class and argument names of the official package ``dual-attention``
 (``Awni00/dual-attention``), re-implemented here:
 
 - :class:`RelationalAttention` (Sec. 2): ``A_i^h = sum_j alpha_ij^h (r(x_i, x_j) W_r^h + s_j W_s^h)`` with
