@@ -247,6 +247,8 @@ def _figure(run: Run, synth: list[dict], real: list[dict], variants: dict) -> st
         axes[2].plot([REAL_PREFIX], [r["batchtopk_96"]["fvu"]], "^", label="BatchTopK, 96 latents")
         axes[2].plot([REAL_PREFIX], [r["batchtopk"]["fvu_top96_frequent"]], "v", label="BatchTopK top-96 frequent")
         axes[2].set_xscale("log")
+        axes[2].set_xticks(r["widths"], [str(w) for w in r["widths"]])
+        axes[2].minorticks_off()
         axes[2].set_xlabel("latents used")
         axes[2].set_ylabel("held-out FVU")
         axes[2].legend(fontsize=8)
