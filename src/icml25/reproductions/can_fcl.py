@@ -190,7 +190,7 @@ def reproduce(run: Run) -> Result:
     for name in per_seed:
         c = np.array(curves[name])
         axes[0].errorbar(x, c.mean(0), yerr=c.std(0), marker="o", capsize=3, label=METHOD_LABELS.get(name, name))
-    axes[0].set(xlabel="tasks learned", ylabel="accuracy on the tasks seen so far", ylim=(0, 1.02),
+    axes[0].set(xlabel="tasks learned", ylabel="accuracy on the tasks seen so far", ylim=(0, 1.02), xticks=x,
                 title=f"Digits, 5 clients, Dirichlet(0.3), B={B}")
     axes[0].legend(fontsize=8)
     labels = ["teaching clients\n(class BN stats)", "teaching clients\n(running BN stats)",
