@@ -19,8 +19,10 @@ Full scale adds 3 seeds, a longer budget, depth 32 for the "FNO degrades with de
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 
 import matplotlib
@@ -139,59 +141,78 @@ def _darcy(n_train: int, n_test: int, seed: int) -> dict[str, torch.Tensor]:
     return {"x_train": x[:n_train], "y_train": y[:n_train], "test": (x[n_train:], y[n_train:])}
 
 
+def _run_seed(seed: int, cfg: dict) -> dict:
+    """All fits of one seed: Burgers at every depth (test at 128 and 256 points), Darcy if configured."""
+    width, n_modes = 32, (16,)
+    out: dict = {key: {m: {} for m in MODELS} for key in ("errors", "errors_256", "fit_seconds", "curves")}
+    out["darcy"], out["example"] = {}, {}
+    with _torch_threads(1):
+        data = _burgers(cfg["n_train"], cfg["n_test"], seed)
+        for name in MODELS:
+            for depth in cfg["depths"]:
+                model = _model(name, 1, n_modes, depth, width, seed)
+                t0 = time.perf_counter()
+                fit = fit_operator(model, data["x_train"], data["y_train"],
+                                   {"128": data["test"], "256": data["test_256"]},
+                                   epochs=cfg["epochs"], lr=1e-3, batch_size=32, seed=seed, normalize=NORMALIZE)
+                out["fit_seconds"][name][depth] = time.perf_counter() - t0
+                out["errors"][name][depth] = fit["test_rel_l2"]["128"]
+                out["errors_256"][name][depth] = fit["test_rel_l2"]["256"]
+                out["curves"][name][depth] = fit["train_loss"]
+                if depth == 16:
+                    x256, y256 = data["test_256"]
+                    with torch.no_grad():
+                        pred = model(x256[:1])  # raw units: the models are trained without normalisation
+                    out["example"].update(x=x256[0, 0].numpy(), y=y256[0, 0].numpy(), **{name: pred[0, 0].numpy()})
+        if cfg["darcy"]:
+            dcfg = cfg["darcy"]
+            ddata = _darcy(dcfg["n_train"], dcfg["n_test"], seed)
+            out["darcy"] = {m: {} for m in MODELS}
+            for name in MODELS:
+                for depth in dcfg["depths"]:
+                    model = _model(name, 1, (12, 12), depth, width, seed)
+                    fit = fit_operator(model, ddata["x_train"], ddata["y_train"], *ddata["test"],
+                                       epochs=dcfg["epochs"], lr=1e-3, batch_size=32, seed=seed, normalize=NORMALIZE)
+                    out["darcy"][name][depth] = fit["test_rel_l2"]
+    return out
+
+
+def _gather(per_seed: list[dict], key: str) -> dict[str, dict[int, list[float]]]:
+    """``{model: {depth: [value per seed]}}`` from the per-seed results (empty if the key was not run)."""
+    if not per_seed[0][key]:
+        return {}
+    return {m: {d: [r[key][m][d] for r in per_seed] for d in per_seed[0][key][m]} for m in MODELS}
+
+
 def reproduce(run: Run) -> Result:
     cfg = run.pick(
-        smoke={"n_train": 64, "n_test": 32, "epochs": 2, "depths": (4, 16), "repeats": 2, "darcy": None},
-        quick={"n_train": 512, "n_test": 128, "epochs": 30, "depths": (4, 16), "repeats": 10, "darcy": None},
-        # full: sized for ~30 min on 2 shared cores (one torch thread): 3 seeds and depth 32 on Burgers,
-        # Darcy at the asserted depth only (L = 8) with 200 train / 50 test samples and 15 epochs
-        full={"n_train": 512, "n_test": 128, "epochs": 30, "depths": (4, 16, 32), "repeats": 20,
+        smoke={"n_train": 64, "n_test": 32, "epochs": 2, "depths": (4, 16), "repeats": 2, "darcy": None, "workers": 1},
+        quick={"n_train": 512, "n_test": 128, "epochs": 30, "depths": (4, 16), "repeats": 10, "darcy": None,
+               "workers": 1},
+        # full: sized for ~30-45 min on 2 heavily shared cores (one process of one torch thread per seed):
+        # 3 seeds and depth 32 on Burgers, Darcy at the asserted depth only (L = 8), 200 train / 50 test, 15 epochs
+        full={"n_train": 512, "n_test": 128, "epochs": 30, "depths": (4, 16, 32), "repeats": 20, "workers": 3,
               "darcy": {"n_train": 200, "n_test": 50, "epochs": 15, "depths": (8,)}},
     )
-    width, n_modes = 32, (16,)
     exact = _exact_checks()
-    errors: dict[str, dict[int, list[float]]] = {m: {d: [] for d in cfg["depths"]} for m in MODELS}
-    errors_256: dict[str, dict[int, list[float]]] = {m: {d: [] for d in cfg["depths"]} for m in MODELS}
-    curves: dict[str, dict[int, list[float]]] = {m: {} for m in MODELS}
-    fit_seconds: dict[str, dict[int, list[float]]] = {m: {d: [] for d in cfg["depths"]} for m in MODELS}
-    darcy_errors: dict[str, dict[int, list[float]]] = {}
-    example: dict[str, np.ndarray] = {}
-    n_fits = len(run.seeds) * len(MODELS) * (len(cfg["depths"]) + (len(cfg["darcy"]["depths"]) if cfg["darcy"] else 0))
-    done = 0
+    if cfg["workers"] > 1 and len(run.seeds) > 1:
+        # one single-threaded process per seed (same numbers as sequential: every fit is seeded)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(cfg["workers"], len(run.seeds)), mp_context=ctx) as pool:
+            futures = [pool.submit(_run_seed, seed, cfg) for seed in run.seeds]
+            for i, _ in enumerate(as_completed(futures)):
+                run.progress((i + 1) / len(futures), f"{i + 1} of {len(futures)} seeds done")
+            per_seed = [future.result() for future in futures]
+    else:
+        per_seed = []
+        for i, seed in enumerate(run.seeds):
+            per_seed.append(_run_seed(seed, cfg))
+            run.progress((i + 1) / len(run.seeds), f"seed {seed} done")
+    errors, errors_256, fit_seconds, darcy_errors = (_gather(per_seed, key)
+                                                    for key in ("errors", "errors_256", "fit_seconds", "darcy"))
+    curves, example = per_seed[0]["curves"], per_seed[0]["example"]
+    data = _burgers(cfg["n_train"], cfg["n_test"], run.seeds[0])
     with _torch_threads(1):
-        for seed in run.seeds:
-            data = _burgers(cfg["n_train"], cfg["n_test"], seed)
-            for name in MODELS:
-                for depth in cfg["depths"]:
-                    model = _model(name, 1, n_modes, depth, width, seed)
-                    t0 = time.perf_counter()
-                    out = fit_operator(model, data["x_train"], data["y_train"],
-                                       {"128": data["test"], "256": data["test_256"]},
-                                       epochs=cfg["epochs"], lr=1e-3, batch_size=32, seed=seed, normalize=NORMALIZE)
-                    fit_seconds[name][depth].append(time.perf_counter() - t0)
-                    errors[name][depth].append(out["test_rel_l2"]["128"])
-                    errors_256[name][depth].append(out["test_rel_l2"]["256"])
-                    if seed == run.seeds[0]:
-                        curves[name][depth] = out["train_loss"]
-                    if seed == run.seeds[0] and depth == 16:
-                        x256, y256 = data["test_256"]
-                        with torch.no_grad():
-                            pred = model(x256[:1])  # raw units: the models are trained without normalisation
-                        example.update(x=x256[0, 0].numpy(), y=y256[0, 0].numpy(), **{name: pred[0, 0].numpy()})
-                    done += 1
-                    run.progress(done / n_fits, f"seed {seed}: Burgers {name} L={depth}")
-            if cfg["darcy"]:
-                dcfg = cfg["darcy"]
-                ddata = _darcy(dcfg["n_train"], dcfg["n_test"], seed)
-                for name in MODELS:
-                    for depth in dcfg["depths"]:
-                        model = _model(name, 1, (12, 12), depth, width, seed)
-                        out = fit_operator(model, ddata["x_train"], ddata["y_train"], *ddata["test"],
-                                           epochs=dcfg["epochs"], lr=1e-3, batch_size=32, seed=seed,
-                                           normalize=NORMALIZE)
-                        darcy_errors.setdefault(name, {}).setdefault(depth, []).append(out["test_rel_l2"])
-                        done += 1
-                        run.progress(done / n_fits, f"seed {seed}: Darcy {name} L={depth}")
         step = _step_seconds(data["x_train"][:32], data["y_train"][:32], 16, cfg["repeats"])
 
     mean = {m: {d: float(np.mean(v)) for d, v in per.items()} for m, per in errors.items()}
@@ -231,9 +252,9 @@ def reproduce(run: Run) -> Result:
             text="BFNO is at least as accurate as FNO on 2-D Darcy flow at equal depth (L = 8, mean of seeds)",
             paper="BFNO(8) <= 1.05 x FNO(8)", measured=d_bfno, baseline=d_fno, holds=d_bfno <= 1.05 * d_fno))
     metrics = {
-        "config": {**{k: v for k, v in cfg.items() if k != "darcy"}, "darcy": cfg["darcy"], "width": width,
-                   "n_modes": list(n_modes), "beta": BETA, "lr": 1e-3, "batch_size": 32, "solver_grid": 256,
-                   "train_grid": 128, "models": {m: list(v) for m, v in MODELS.items()}},
+        "config": {**cfg, "width": 32, "n_modes": [16], "darcy_n_modes": [12, 12], "beta": BETA, "lr": 1e-3,
+                   "batch_size": 32, "solver_grid": 256, "train_grid": 128, "normalize": NORMALIZE,
+                   "models": {m: list(v) for m, v in MODELS.items()}},
         "exact_checks": exact,
         "burgers_test_rel_l2": {"mean": mean, "per_seed": errors},
         "burgers_test_rel_l2_at_256": {"mean": mean_256, "per_seed": errors_256},
