@@ -230,6 +230,8 @@ def test_train_bad_input():
         train_facts(model, s, steps=0)
     with pytest.raises(ValueError, match="lr > 0"):
         train_facts(model, s, steps=1, lr=0.0)
+    with pytest.raises(ValueError, match="grad_clip > 0"):
+        train_facts(model, s, steps=1, grad_clip=0.0)
     with pytest.raises(TypeError, match="TinyGPT"):
         train_facts(torch.nn.Linear(2, 2), s, steps=1)
 
@@ -248,6 +250,12 @@ def test_geonames_kg_is_real_and_sparse():
     assert set(s.test_id[:, 1].tolist()) == {kg.relation_names.index("located_in")}
     with pytest.raises(ValueError, match="n_cities"):
         geonames_kg(0)
+    one = geonames_kg(100, seed=1, all_countries=False, max_cities_per_country=1)
+    located = one.triples[one.triples[:, 1] == one.relation_names.index("located_in")]
+    assert len(located) == 100 and len(np.unique(located[:, 2])) == 100  # one city per country
+    assert one.n_entities < kg.n_entities
+    with pytest.raises(ValueError, match="max_cities_per_country"):
+        geonames_kg(10, max_cities_per_country=0)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

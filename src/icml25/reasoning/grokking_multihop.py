@@ -160,11 +160,12 @@ def evaluate(model: TinyGPT, splits: CompositionSplits, facts: np.ndarray, batch
 
 def train_facts(model: TinyGPT, splits: CompositionSplits, steps: int, batch_size: int = 512, lr: float = 1e-3,
                 weight_decay: float = 0.1, warmup: int = 100, eval_every: int = 250, eval_size: int = 2000,
-                seed: int = 0, history: History | None = None) -> History:
+                grad_clip: float | None = 1.0, seed: int = 0, history: History | None = None) -> History:
     """Train on all atomic facts + the training inferred facts (shuffled epochs of ``batch_size``).
 
     Loss: cross-entropy of the target token only.  AdamW (``weight_decay`` on matrices and embeddings,
-    not on biases and norms), linear warm-up for ``warmup`` steps, then constant ``lr``.  Every
+    not on biases and norms), linear warm-up for ``warmup`` steps, then constant ``lr``; gradients
+    clipped to norm ``grad_clip`` (1.0, the Hugging Face Trainer default of Wang et al.; None: off).  Every
     ``eval_every`` steps (and at the end) records accuracy on the atomic facts and the training
     inferred facts (random samples of ``eval_size``), ``test_id`` and ``test_ood``.  Tensors are created
     on the model's device.  Pass a ``history`` to append to it.
@@ -178,8 +179,9 @@ def train_facts(model: TinyGPT, splits: CompositionSplits, steps: int, batch_siz
                     ("eval_size", eval_size)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if lr <= 0 or weight_decay < 0 or warmup < 0:
-        raise ValueError(f"need lr > 0, weight_decay >= 0, warmup >= 0; got {lr}, {weight_decay}, {warmup}")
+    if lr <= 0 or weight_decay < 0 or warmup < 0 or (grad_clip is not None and grad_clip <= 0):
+        raise ValueError(f"need lr > 0, weight_decay >= 0, warmup >= 0, grad_clip > 0 or None; got {lr}, "
+                         f"{weight_decay}, {warmup}, {grad_clip}")
     device = next(model.parameters()).device
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -209,6 +211,8 @@ def train_facts(model: TinyGPT, splits: CompositionSplits, steps: int, batch_siz
         loss = F.cross_entropy(model(tokens[idx], pos[idx]), targets[idx])
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if grad_clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
         sched.step()
         losses.append(loss.item())
