@@ -221,7 +221,8 @@ def _run_processes(
             for worker in list(running):
                 _drain(worker, hooks)
                 if worker.payload is not None:
-                    worker.process.join()
+                    worker.process.join(10.0)  # it is exiting; stop it if something keeps it alive
+                    _stop(worker.process)
                     finish(worker, commit(worker.payload, root))
                 elif not worker.process.is_alive():
                     worker.process.join()
