@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.attention.transformer import TransformerStack, init_gpt_weights
+from icml25.attention.transformer import TransformerBlock, init_gpt_weights
 from icml25.data._validate import as_generator
 
 __all__ = [
@@ -255,7 +255,9 @@ class ModularTransformer(nn.Module):
 
     Input ``x``: LongTensor (batch, N) with values in [0, q).  ``emb_input="angular"`` embeds each
     entry as Linear(2, hidden) of :func:`to_circle`; ``"token"`` uses nn.Embedding(q, hidden).
-    Learned positional embeddings, one extra learned token appended (the official "secret key" token).
+    Learned positional embeddings of the N inputs, one extra learned token appended (the official
+    "secret key" token), ``n_layers`` shared pre-norm blocks (no biases, GELU), and, if ``final_norm``,
+    a final LayerNorm (off by default, as in the official code).
     ``head="angular"``: max-pool over tokens then Linear(hidden, 2), output z of shape (batch, 2);
     ``head="ce"``: flatten all tokens then Linear(hidden (N + 1), q), logits of shape (batch, q).
     ``seed`` fixes the initial weights (GPT-2 init, N(0, 0.02), residual projections scaled down).
@@ -263,7 +265,7 @@ class ModularTransformer(nn.Module):
 
     def __init__(self, N: int, q: int, hidden: int = 256, n_layers: int = 4, n_heads: int | None = None,
                  emb_input: str = "angular", head: str = "angular", positional: bool = True,
-                 seed: int | None = None) -> None:
+                 final_norm: bool = False, seed: int | None = None) -> None:
         super().__init__()
         self.N, self.q = _check_problem(N, q)
         self.emb_input = _check_choice("emb_input", emb_input, ("angular", "token"))
@@ -272,8 +274,10 @@ class ModularTransformer(nn.Module):
         n_heads = max(1, hidden // 64) if n_heads is None else n_heads
         self.embed = nn.Linear(2, hidden, bias=False) if emb_input == "angular" else nn.Embedding(q, hidden)
         self.extra_token = nn.Parameter(torch.zeros(hidden))
-        self.position = nn.Embedding(N + 1, hidden) if positional else None
-        self.encoder = TransformerStack(n_layers, hidden, n_heads, bias=False, activation="gelu")
+        self.position = nn.Embedding(N, hidden) if positional else None
+        self.blocks = nn.ModuleList(TransformerBlock(hidden, n_heads, bias=False, activation="gelu")
+                                    for _ in range(n_layers))
+        self.norm = nn.LayerNorm(hidden, bias=False) if final_norm else nn.Identity()
         self.out = nn.Linear(hidden, 2, bias=False) if head == "angular" else nn.Linear(hidden * (N + 1), q, bias=False)
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
@@ -295,10 +299,12 @@ class ModularTransformer(nn.Module):
         self._check_input(x)
         dtype = self.extra_token.dtype
         h = self.embed(to_circle(x, self.q).to(dtype)) if self.emb_input == "angular" else self.embed(x.long())
-        h = torch.cat((h, self.extra_token.expand(x.shape[0], 1, -1)), dim=1)
         if self.position is not None:
             h = h + self.position.weight
-        h = self.encoder(h)
+        h = torch.cat((h, self.extra_token.expand(x.shape[0], 1, -1)), dim=1)
+        for block in self.blocks:
+            h = block(h)
+        h = self.norm(h)
         return self.out(h.amax(dim=1)) if self.head == "angular" else self.out(h.flatten(1))
 
 
@@ -379,16 +385,19 @@ def _step_loss(model: ModularTransformer, loss_fn: nn.Module, x: torch.Tensor, y
 
 def train(model: ModularTransformer, sampler: ModularSumSampler, steps: int, batch_size: int = 256,
           lr: float = 1e-3, weight_decay: float = 0.1, warmup: int = 200, loss: str | nn.Module = "custom",
-          alpha: float = 0.1, curriculum: str | None = None, log_every: int = 100,
+          alpha: float = 0.1, curriculum: str | None = None, clip_grad_norm: float = 0.0, log_every: int = 100,
           seed: int = 0) -> dict[str, list[float]]:
     """Train with AdamW, linear warm-up then cosine decay; data drawn on the fly from ``sampler``.
 
     ``curriculum="easy_all"`` (official ``train_with_cl``): only inputs with <= N/2 non-zeros until the
     running training loss (mean of the last 200 steps, checked every 200 steps) drops below 1e-2.
+    ``clip_grad_norm > 0`` clips the gradient norm (the official ``--clip_grad_norm``; 0 disables it).
     Returns a history with ``step``, ``loss`` (mean over each ``log_every`` window) and ``switch_step``.
     """
     steps, batch_size = _check_int("steps", steps, 1), _check_int("batch_size", batch_size, 1)
     warmup, log_every = _check_int("warmup", warmup, 0), _check_int("log_every", log_every, 1)
+    if not isinstance(clip_grad_norm, (int, float)) or not clip_grad_norm >= 0:
+        raise ValueError(f"clip_grad_norm must be a number >= 0, got {clip_grad_norm!r}")
     if curriculum not in (None, "easy_all"):
         raise ValueError(f"curriculum must be None or 'easy_all', got {curriculum!r}")
     if curriculum and sampler.strategy == "uniform":
@@ -411,6 +420,8 @@ def train(model: ModularTransformer, sampler: ModularSumSampler, steps: int, bat
         value = _step_loss(model, loss_fn, torch.as_tensor(x, device=device), torch.as_tensor(y, device=device))
         opt.zero_grad(set_to_none=True)
         value.backward()
+        if clip_grad_norm > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
         opt.step()
         sched.step()
         window.append(float(value.detach()))

@@ -66,13 +66,29 @@ LWE = {"n": 16, "q": 97, "h": 3, "sigma": 1.0, "m": 200, "secrets": 20}
 N_TEST = 5000
 
 # The learned comparison.  Smoke and quick only exercise the pipeline (reported, no claims).
-# Full: calibrated on the shared 2-core CPU (torch.set_num_threads(1), 1 core per run), see the notes.
+# Full: calibrated once on the shared 2-core CPU (1 torch thread per run, 1000 steps, batch 256, seed 0):
+# - the brief's prototype (2 layers, d = 64, q = 23, N = 8, custom loss alpha = 0.1, 3000 steps) stayed at chance for
+#   both inv_sqrt and uniform data (tol. accuracy 0.14 / 0.13), as did N = 4 and 6 at q = 11 with that recipe;
+# - at N = 6, q = 11, d = 32, 1 layer, lr 3e-3: plain MSE learns from inv_sqrt data (exact acc. 0.97, 2 seeds)
+#   and collapses to the centre on uniform data (||z|| = 0.002, chance accuracy); the custom loss (alpha 0.1,
+#   0.01 or 1e-4) stays at chance: at initialisation ||z|| ~ 0.05, so alpha / ||z||^2 dominates the first steps
+#   (training loss ~50) and the unclipped AdamW updates wreck the network;
+# - with the official --clip_grad_norm knob at 1.0 the custom loss learns, but slowly and unevenly across seeds
+#   (tol. acc. 0.88 for seed 0, 0.44 for seed 1 after 1000 steps, loss still falling; uniform data: 0.27, chance);
+#   plain MSE with the same clipping: 0.99.  N = 8 with the custom loss stayed at chance after 1000 steps.
+# Frozen: N = 6, q = 11, hidden 32, 1 layer, 2 heads, token input, lr 3e-3, clip 1.0, alpha 0.1, and 2000 steps
+# (twice the calibration runs, for the slow custom-loss seed; 8 runs of 2000 steps fit the ~30 min full budget).
 LEARNED = {
-    "smoke": {"N": 4, "q": 11, "hidden": 32, "n_layers": 1, "n_heads": 2, "steps": 20, "lr": 3e-3, "warmup": 5},
-    "quick": {"N": 4, "q": 11, "hidden": 32, "n_layers": 1, "n_heads": 2, "steps": 200, "lr": 3e-3, "warmup": 20},
-    "full": {"N": 8, "q": 23, "hidden": 64, "n_layers": 2, "n_heads": 2, "steps": 3000, "lr": 3e-3, "warmup": 200},
+    "smoke": {"N": 4, "q": 11, "hidden": 32, "n_layers": 1, "n_heads": 2, "steps": 20, "lr": 3e-3, "warmup": 5,
+              "alpha": 0.1, "clip_grad_norm": 1.0},
+    "quick": {"N": 4, "q": 11, "hidden": 32, "n_layers": 1, "n_heads": 2, "steps": 150, "lr": 3e-3, "warmup": 15,
+              "alpha": 0.1, "clip_grad_norm": 1.0},
+    "full": {"N": 6, "q": 11, "hidden": 32, "n_layers": 1, "n_heads": 2, "steps": 2000, "lr": 3e-3, "warmup": 100,
+             "alpha": 0.1, "clip_grad_norm": 1.0},
 }
-ARMS = {"inv_sqrt": ("inv_sqrt", "custom"), "uniform": ("uniform", "custom"), "mse": ("inv_sqrt", "MSE")}
+# arm -> (training data, loss); the last arm (uniform data with MSE) is reported only
+ARMS = {"inv_sqrt": ("inv_sqrt", "custom"), "uniform": ("uniform", "custom"), "mse": ("inv_sqrt", "MSE"),
+        "uniform_mse": ("uniform", "MSE")}
 
 
 def _sampler_checks(seed: int, n_draws: int) -> dict[str, float]:
@@ -132,7 +148,8 @@ def _learned(seed: int, cfg: dict) -> dict[str, dict]:
                                    n_heads=cfg["n_heads"], emb_input="token", seed=seed)
         sampler = ModularSumSampler(cfg["N"], cfg["q"], strategy, seed=seed)
         history = train(model, sampler, cfg["steps"], batch_size=256, lr=cfg["lr"], warmup=cfg["warmup"],
-                        loss=loss, alpha=0.1, log_every=max(1, cfg["steps"] // 20), seed=seed)
+                        loss=loss, alpha=cfg["alpha"], clip_grad_norm=cfg["clip_grad_norm"],
+                        log_every=max(1, cfg["steps"] // 20), seed=seed)
         out[arm] = {**evaluate(model, n_test=N_TEST, seed=10_000 + seed), "loss_curve": history["loss"],
                     "loss_steps": history["step"]}
     return out
@@ -191,18 +208,28 @@ def reproduce(run: Run) -> Result:
               holds=bool(min(rejected) == LWE["secrets"])),
     ]
     if run.scale == "full":
-        gap = mean["inv_sqrt"]["tol_accuracy"] - mean["uniform"]["tol_accuracy"]
-        claims.append(Claim(
-            text="inv_sqrt training data beats uniform data on uniform test inputs (acc. at |err| <= max(1, 0.01q))",
-            paper="inv_sqrt >= uniform + 0.30 and inv_sqrt >= 0.6 (mean of seeds)",
-            measured=mean["inv_sqrt"]["tol_accuracy"], baseline=mean["uniform"]["tol_accuracy"],
-            holds=bool(gap >= 0.30 and mean["inv_sqrt"]["tol_accuracy"] >= 0.6)))
+        # Claim 1 as the brief states it (custom loss), then the same comparison with plain MSE.
+        for arm_s, arm_u, loss in (("inv_sqrt", "uniform", "custom loss"), ("mse", "uniform_mse", "plain MSE")):
+            acc_s, acc_u = mean[arm_s]["tol_accuracy"], mean[arm_u]["tol_accuracy"]
+            claims.append(Claim(
+                text=f"inv_sqrt training data beats uniform data on uniform test inputs ({loss}, acc. at "
+                     "|err| <= max(1, 0.01q))",
+                paper="inv_sqrt >= uniform + 0.30 and inv_sqrt >= 0.6 (mean of seeds)",
+                measured=acc_s, baseline=acc_u, holds=bool(acc_s - acc_u >= 0.30 and acc_s >= 0.6)))
         claims.append(Claim(
             text="the norm regulariser prevents collapse: custom loss collapsed fraction <= 0.05, acc >= MSE - 0.02",
-            paper="collapsed <= 0.05 and acc >= MSE acc - 0.02",
+            paper="collapsed <= 0.05 and acc >= MSE acc - 0.02 (inv_sqrt data)",
             measured=mean["inv_sqrt"]["tol_accuracy"], baseline=mean["mse"]["tol_accuracy"],
             holds=bool(max(arm_metrics["inv_sqrt"]["collapsed_fraction"]) <= 0.05
                        and mean["inv_sqrt"]["tol_accuracy"] >= mean["mse"]["tol_accuracy"] - 0.02)))
+        # (ours) the collapse itself: where nothing is learned (uniform data), plain MSE predicts the centre of
+        # the circle while the regularised output stays away from it (fraction of test outputs with ||z|| < 0.2).
+        claims.append(Claim(
+            text="(ours) on uniform data MSE collapses to the centre, the custom loss does not (collapsed fraction)",
+            paper="custom <= 0.05 and MSE >= 0.5",
+            measured=mean["uniform"]["collapsed_fraction"], baseline=mean["uniform_mse"]["collapsed_fraction"],
+            holds=bool(max(arm_metrics["uniform"]["collapsed_fraction"]) <= 0.05
+                       and mean["uniform_mse"]["collapsed_fraction"] >= 0.5)))
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     n = np.arange(SAMPLER_N + 1)
@@ -215,7 +242,7 @@ def reproduce(run: Run) -> Result:
     r = torch.linspace(0.05, 3.0, 300)
     axes[1].plot(r, r**2 + 1 / (r**2 + 1e-6))
     axes[1].set(xlabel="||z||", ylabel="||z||^2 + 1/||z||^2", ylim=(0, 12), title="norm regulariser")
-    for arm, color in zip(ARMS, ("C0", "C3", "C2"), strict=True):
+    for arm, color in zip(ARMS, ("C0", "C3", "C2", "C1"), strict=True):
         for j, s in enumerate(per_seed):
             axes[2].plot(s["learned"][arm]["loss_steps"], s["learned"][arm]["loss_curve"], color=color,
                          alpha=0.8, label=f"{arm} (acc {mean[arm]['tol_accuracy']:.2f})" if j == 0 else None)
