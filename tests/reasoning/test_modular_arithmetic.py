@@ -144,6 +144,15 @@ def test_loss_bad_input():
 def test_model_shapes(emb_input, head, out):
     model = ModularTransformer(5, 11, hidden=16, n_layers=1, n_heads=2, emb_input=emb_input, head=head)
     assert model(torch.randint(0, 11, (3, 5))).shape == (3, out)
+    normed = ModularTransformer(5, 11, hidden=16, n_layers=2, n_heads=2, emb_input=emb_input, head=head,
+                                final_norm=True, positional=False)
+    assert normed(torch.randint(0, 11, (3, 5))).shape == (3, out)
+
+
+def test_model_seed_fixes_weights():
+    a, b = (ModularTransformer(3, 5, hidden=8, n_layers=1, n_heads=1, seed=4) for _ in range(2))
+    x = torch.randint(0, 5, (2, 3))
+    assert torch.equal(a(x), b(x))
 
 
 def test_model_bad_input():
@@ -164,7 +173,7 @@ def test_training_learns_small_sum_and_is_deterministic():
     def fit():
         model = ModularTransformer(2, 7, hidden=32, n_layers=1, n_heads=2, emb_input="token", seed=0)
         history = train(model, ModularSumSampler(2, 7, "inv_sqrt", seed=0), steps=300, batch_size=128,
-                        lr=3e-3, warmup=20, seed=0)
+                        lr=3e-3, warmup=20, clip_grad_norm=1.0, seed=0)
         return history, evaluate(model, n_test=500, seed=1)
 
     h1, m1 = fit()
@@ -181,6 +190,8 @@ def test_train_bad_input():
         train(model, ModularSumSampler(4, 7, "uniform"), steps=1, curriculum="easy_all")
     with pytest.raises(ValueError, match="head='ce'"):
         train(model, ModularSumSampler(4, 7), steps=1, loss="CE")
+    with pytest.raises(ValueError, match="clip_grad_norm"):
+        train(model, ModularSumSampler(4, 7), steps=1, clip_grad_norm=-1.0)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
