@@ -13,10 +13,11 @@ Quick scale is the brief's deterministic gate (claim 3 and the unit-scale LWE ch
    secrets, and with a random predictor the verification rejects 20/20.
 
 Learned comparison (all scales run it; the claims are emitted at full scale only, as the brief asks):
-per seed, the same transformer (token input, angular output) is trained with ``inv_sqrt`` vs
-``uniform`` training data (custom loss), and with the custom loss vs plain MSE (``inv_sqrt`` data),
-same steps and initial weights, and evaluated on 5000 uniform test inputs.  The full configuration
-is the smallest one found to learn on CPU (calibration notes beside ``LEARNED``).
+per seed, the same transformer (token input, angular output, same initial weights, steps and clipped
+AdamW) is trained four times: ``inv_sqrt`` vs ``uniform`` training data with the custom loss (claim 1),
+the custom loss vs plain MSE on ``inv_sqrt`` data (claim 2), and plain MSE on ``uniform`` data (claim 1
+with MSE, and the collapse diagnostic); each is evaluated on 5000 uniform test inputs.  The full
+configuration is the smallest one found to learn on CPU (calibration notes beside ``LEARNED``).
 """
 
 from __future__ import annotations
