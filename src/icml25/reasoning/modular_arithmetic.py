@@ -1,5 +1,7 @@
-"""Saxena et al., "Making Hard Problems Easier with Custom Data Distributions and Loss Regularization:
-A Case Study in Modular Arithmetic" (ICML 2025, arXiv 2410.03569).
+"""Saxena et al. (ICML 2025): custom data distributions and loss regularisation for modular arithmetic.
+
+Paper: "Making Hard Problems Easier with Custom Data Distributions and Loss Regularization: A Case Study
+in Modular Arithmetic", arXiv 2410.03569.
 
 Learning ``y = (x_1 + ... + x_N) mod q`` with a transformer.  Three ingredients: a training
 distribution with real mass on sparse inputs (:func:`sample_inputs`, strategy ``"inv_sqrt"``),
@@ -15,7 +17,7 @@ Example
 >>> from icml25.reasoning.modular_arithmetic import ModularSumSampler, ModularTransformer, train, evaluate
 >>> sampler = ModularSumSampler(N=4, q=11, strategy="inv_sqrt", seed=0)
 >>> model = ModularTransformer(N=4, q=11, hidden=32, n_layers=1, n_heads=2, emb_input="token")
->>> history = train(model, sampler, steps=20, batch_size=64, lr=3e-3, seed=0)
+>>> history = train(model, sampler, steps=20, batch_size=64, lr=3e-3, clip_grad_norm=1.0, seed=0)
 >>> sorted(evaluate(model, n_test=200, seed=1))[:3]
 ['collapsed_fraction', 'exact_accuracy', 'mean_norm']
 """
