@@ -76,7 +76,8 @@ class CANConfig:
     Replay: ``replay`` synthetic / real exemplars / none; ``buffer_size`` B samples per client;
     ``allocation`` adaptive (forgetting-driven, CAN) or uniform; ``forgetting_signal``: ``"probe"``
     (ours: per-class accuracy on the pool of the old model after ``probe_epochs`` of plain
-    fine-tuning on the client's new data, i.e. what this client would forget), ``"global"`` (the
+    fine-tuning on the client's new data, default one task's local training ``rounds_per_task *
+    local_epochs``, i.e. what this client would forget without replay), ``"global"`` (the
     old global model as is: identical for all clients) or ``"local"`` (the client's last local
     model); ``forgetting_measure``: per-class ``"accuracy"`` a_{i,c} on the pool (the brief) or mean
     probability of the true class (``"confidence"``, ours: accuracy on synthetic samples saturates);
@@ -106,7 +107,7 @@ class CANConfig:
     allocation: str = "adaptive"
     forgetting_signal: str = "probe"
     forgetting_measure: str = "accuracy"
-    probe_epochs: int = 1
+    probe_epochs: int | None = None
     realloc_every: int = 0
     allocation_rule: str = "linear"
     allocation_eps: float = 0.05
@@ -133,6 +134,8 @@ class CANConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         for name in ("buffer_size", "probe_epochs", "realloc_every"):
             value = getattr(self, name)
+            if name == "probe_epochs" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if self.pool_per_class is not None and (not isinstance(self.pool_per_class, int) or self.pool_per_class < 1):
@@ -152,6 +155,11 @@ class CANConfig:
         if method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
         return cls(**{**METHODS[method], **overrides})
+
+    @property
+    def probe_length(self) -> int:
+        """Epochs of the forgetting probe (default: one task's local training)."""
+        return self.rounds_per_task * self.local_epochs if self.probe_epochs is None else self.probe_epochs
 
     @property
     def pool_size(self) -> int:
@@ -280,8 +288,8 @@ class CANClient(Client):
             return self._model(self.last_local)
         model = self._model(module_to_arrays(self.old_model))
         X, y = self.data[task]
-        if signal == "probe" and self.config.probe_epochs and len(y):
-            self._local_epochs(model, X, y, None, seen, new, self.config.probe_epochs, self.seed * 7919 + 97 * task,
+        if signal == "probe" and self.config.probe_length and len(y):
+            self._local_epochs(model, X, y, None, seen, new, self.config.probe_length, self.seed * 7919 + 97 * task,
                                replay=False)
         return model
 
@@ -303,7 +311,8 @@ class CANClient(Client):
             raise ValueError("a replay message must carry pool_x and pool_y")
         self.pool = (torch.as_tensor(ins.arrays["pool_x"], device=self.device),
                      torch.as_tensor(ins.arrays["pool_y"].astype(np.int64), device=self.device))
-        acc = self._allocate(task, seen, new, self._forgetting_model(task, seen, new))
+        adaptive = self.config.allocation == "adaptive"
+        acc = self._allocate(task, seen, new, self._forgetting_model(task, seen, new) if adaptive else self.old_model)
         n_classes = int(ins.config["n_classes"])
         alloc = np.zeros(n_classes, dtype=np.int32)
         for c, n in self.allocation.items():
