@@ -242,7 +242,7 @@ class CANClient(Client):
         seen, new = _ids(ins.config.get("seen", "")), _ids(ins.config.get("new", ""))
         self._task_data(task)
         if phase in ("train", "replay") and task != self.task:
-            self._start_task(task, _model_part(ins.arrays), seen, new)
+            self._start_task(task, _model_part(ins.arrays))
         if phase == "train":
             return self._train(ins, task, seen, new)
         if phase == "replay":
@@ -253,7 +253,7 @@ class CANClient(Client):
             return self._synthesize(ins, task, seen)
         raise ValueError(f"unknown phase {phase!r}; expected train, replay, census or synthesize")
 
-    def _start_task(self, task: int, arrays: Arrays, seen: list[int], new: list[int]) -> None:
+    def _start_task(self, task: int, arrays: Arrays) -> None:
         self.task = task
         self.old_model = self._model(arrays).eval() if task > 0 else None
         if self.config.replay == "real" and task > 0:
@@ -289,7 +289,7 @@ class CANClient(Client):
         model = self._model(module_to_arrays(self.old_model))
         X, y = self.data[task]
         if signal == "probe" and self.config.probe_length and len(y):
-            self._local_epochs(model, X, y, None, seen, new, self.config.probe_length, self.seed * 7919 + 97 * task,
+            self._local_epochs(model, X, y, seen, new, self.config.probe_length, self.seed * 7919 + 97 * task,
                                replay=False)
         return model
 
@@ -321,10 +321,11 @@ class CANClient(Client):
         return FitRes({"allocation": alloc}, int(alloc.sum()),
                       {"pool_accuracy": float(np.mean(finite)) if finite else 0.0})
 
-    def _local_epochs(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, opt: torch.optim.Optimizer | None,
-                      seen: list[int], new: list[int], epochs: int, seed: int, replay: bool = True) -> float:
+    def _local_epochs(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, seen: list[int], new: list[int],
+                      epochs: int, seed: int, replay: bool = True) -> float:
+        """Adam epochs on (X, y) plus, with ``replay``, a buffer batch per step and KD to the old model."""
         cfg = self.config
-        opt = opt or torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
         g = torch.Generator(device="cpu").manual_seed(seed)
         old = [c for c in seen if c not in new]
         use_replay = replay and self.buffer_y.numel() > 0
@@ -373,7 +374,7 @@ class CANClient(Client):
         X, y = self.data[task]
         if len(y) == 0:
             return FitRes(module_to_arrays(model), 0, {})
-        loss = self._local_epochs(model, X, y, None, seen, new, cfg.local_epochs,
+        loss = self._local_epochs(model, X, y, seen, new, cfg.local_epochs,
                                   self.seed * 7919 + 1009 * task + local_round)
         self.last_local = module_to_arrays(model)
         self.task_models[task] = self.last_local
