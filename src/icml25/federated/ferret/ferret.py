@@ -1,0 +1,241 @@
+"""Ferret clients and server on the shared federated runtime (Shu et al., ICML 2025, Alg. 1).
+
+Round ``r``: the server broadcasts ``w_r``; a client runs ``T`` plain SGD steps, takes
+``Delta = w_r - w_{r,T}`` (official sign), splits it into blocks, gives block ``l`` ``K_l``
+directions by the norm rule and sends ``K_l`` float32 coordinates plus their seed indices; the
+server averages the coordinates (the same seeds on every client make this equal to averaging the
+reconstructions), regenerates each direction once and sets ``w_l <- w_l - eta_s * sum_k gammā_{l,k} v_{l,k}``.
+Messages carry ``meta = [round, seed digest]`` so that replies from another round or seed pool are
+rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml25.federated.ferret.bases import KINDS, round_seeds, seed_digest
+from icml25.federated.ferret.projection import (
+    Coords,
+    allocate_directions,
+    make_blocks,
+    parameter_aliases,
+    project,
+    reconstruct,
+)
+from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, Scalar
+from icml25.federated.simulation import Client, Strategy
+from icml25.federated.torch_clients import load_arrays, module_to_arrays
+
+__all__ = ["local_sgd", "load_model", "LocalSGDClient", "FerretClient", "Ferret", "check_meta"]
+
+Arrays = dict[str, np.ndarray]
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _block_target(blocks: str | int) -> int | None:
+    if blocks == "official":
+        return None
+    if blocks == "single":
+        return 2**62
+    return _positive_int("blocks", blocks)
+
+
+def local_sgd(model: nn.Module, X: torch.Tensor, y: torch.Tensor, steps: int, batch_size: int, lr: float,
+              seed: int, grad_clip: float | None = None) -> float:
+    """``steps`` plain SGD steps (momentum 0, weight decay 0) on random mini-batches; returns the last loss."""
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=lr)
+    model.train()
+    loss = torch.zeros(())
+    for _ in range(steps):
+        idx = torch.randperm(X.shape[0], generator=generator)[:batch_size].to(X.device)
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(X[idx]), y[idx])
+        loss.backward()
+        if grad_clip is not None:
+            nn.utils.clip_grad_norm_(params, grad_clip)
+        opt.step()
+    model.eval()
+    return float(loss.detach())
+
+
+def load_model(model_fn: Callable[[], nn.Module], arrays: Mapping[str, np.ndarray], device: torch.device) -> nn.Module:
+    """A fresh ``model_fn()`` holding ``arrays``, on ``device``, in its own dtype (bf16/fp16 included)."""
+    model = model_fn()
+    dtype = next(model.parameters()).dtype
+    return load_arrays(model.float(), arrays).to(device=device, dtype=dtype)
+
+
+class LocalSGDClient(Client):
+    """A classifier client running ``local_steps`` SGD steps per round and sending the full model (FedAvg).
+
+    ``model_fn()`` builds a fresh model; it is moved to ``X``'s device.  The batch seed of round
+    ``r`` is derived from ``(seed, r)``.
+    """
+
+    def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, local_steps: int = 10,
+                 lr: float = 0.05, batch_size: int = 32, grad_clip: float | None = None, seed: int = 0) -> None:
+        if X.shape[0] != y.shape[0]:
+            raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
+        if not lr > 0:
+            raise ValueError(f"lr must be > 0, got {lr!r}")
+        self.model_fn, self.X, self.y = model_fn, X, y
+        self.local_steps, self.batch_size = _positive_int("local_steps", local_steps), _positive_int("batch_size",
+                                                                                                     batch_size)
+        self.lr, self.grad_clip, self.seed = float(lr), grad_clip, int(seed)
+
+    def _train(self, ins: FitIns) -> tuple[nn.Module, float]:
+        model = load_model(self.model_fn, ins.arrays, self.X.device)
+        if self.X.shape[0] == 0:
+            return model, 0.0
+        batch_seed = int(np.random.SeedSequence([self.seed, int(ins.config.get("round", 0))]).generate_state(1)[0])
+        loss = local_sgd(model, self.X, self.y, self.local_steps, self.batch_size, self.lr, batch_seed,
+                         self.grad_clip)
+        return model, loss
+
+    def fit(self, ins: FitIns) -> FitRes:
+        model, loss = self._train(ins)
+        return FitRes(module_to_arrays(model), int(self.X.shape[0]), {"train_loss": loss})
+
+
+def check_meta(arrays: Mapping[str, np.ndarray], server_round: int, digest: int) -> None:
+    """Raise MalformedMessageError unless ``arrays["meta"] == [server_round, digest]``."""
+    meta = arrays.get("meta")
+    if meta is None or np.asarray(meta).shape != (2,) or np.asarray(meta).dtype.kind not in "iu":
+        raise MalformedMessageError("message lacks meta = [round, seed digest] (two integers)")
+    if int(meta[0]) != server_round:
+        raise MalformedMessageError(f"message from round {int(meta[0])}, expected round {server_round}")
+    if int(meta[1]) != digest:
+        raise MalformedMessageError("message made with another root seed, K, seed schedule or basis (digest mismatch)")
+
+
+class FerretClient(LocalSGDClient):
+    """Ferret's client: local SGD, then the update projected onto ``K_l`` shared directions per block.
+
+    ``K`` (seeds per round), ``root_seed``, ``seed_schedule`` ("fixed": the official pool drawn once;
+    "per_round"), ``kind`` (basis: "gaussian" unbiased default, "rademacher", "official") and
+    ``blocks`` ("official": 0.9 x median tensor size, "single", or a target size) must match the
+    server's.  ``rule`` is the direction allocation ("norm" official, "uniform").
+    """
+
+    def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, K: int,
+                 root_seed: int = 0, local_steps: int = 10, lr: float = 0.05, batch_size: int = 32,
+                 seed_schedule: str = "fixed", kind: str = "gaussian", blocks: str | int = "official",
+                 rule: str = "norm", min_per_block: int = 2, grad_clip: float | None = None, seed: int = 0) -> None:
+        super().__init__(model_fn, X, y, local_steps, lr, batch_size, grad_clip, seed)
+        self.K, self.root_seed = _positive_int("K", K), int(root_seed)
+        self.seed_schedule, self.kind, self.rule, self.min_per_block = seed_schedule, kind, rule, int(min_per_block)
+        self.digest = seed_digest(self.root_seed, self.K, seed_schedule, kind)
+        self.blocks = make_blocks(model_fn(), _block_target(blocks))
+        if rule not in ("norm", "uniform"):
+            raise ValueError(f"rule must be 'norm' or 'uniform', got {rule!r}")
+
+    def fit(self, ins: FitIns) -> FitRes:
+        server_round = int(ins.config.get("round", 0))
+        if int(ins.config.get("seed_digest", -1)) != self.digest:
+            raise ValueError("the server's seed digest differs from this client's (root seed, K, schedule, basis)")
+        start = {b: b.flatten(ins.arrays) for b in self.blocks}
+        model, loss = self._train(ins)
+        end = module_to_arrays(model)
+        deltas = [start[b] - b.flatten(end) for b in self.blocks]
+        if not all(np.all(np.isfinite(d)) for d in deltas):
+            raise ValueError("the local update contains NaN or Inf (diverged local training): message rejected")
+        counts = allocate_directions([float(np.linalg.norm(d)) for d in deltas], self.K,
+                                     [b.numel for b in self.blocks], self.min_per_block, self.rule)
+        rng = np.random.default_rng([self.seed, server_round, 0xFE])
+        coords = project(deltas, round_seeds(self.root_seed, self.K, server_round, self.seed_schedule), counts,
+                         self.kind, rng)
+        arrays = {**coords.to_arrays(self.K), "meta": np.array([server_round, self.digest], dtype=np.uint64)}
+        return FitRes(arrays, int(self.X.shape[0]), {"train_loss": loss, "n_coords": coords.n_coords})
+
+
+class _SharedSeedServer(Strategy):
+    """Common server of Ferret and FedKSeed: average per-seed coordinates, rebuild, apply to the full model."""
+
+    def __init__(self, model: nn.Module, K: int, root_seed: int, server_lr: float, seed_schedule: str, kind: str,
+                 blocks: str | int, weighting: str, momentum: float, clip: float | None,
+                 evaluate_fn: Callable[[Arrays], dict[str, Scalar]] | None) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        if weighting not in ("equal", "num_examples"):
+            raise ValueError(f"weighting must be 'equal' or 'num_examples', got {weighting!r}")
+        if not server_lr > 0 or not 0 <= momentum < 1:
+            raise ValueError(f"server_lr must be > 0 and momentum in [0, 1), got {server_lr!r} and {momentum!r}")
+        self.K, self.root_seed, self.server_lr = _positive_int("K", K), int(root_seed), float(server_lr)
+        self.seed_schedule, self.kind, self.weighting, self.momentum, self.clip = (seed_schedule, kind, weighting,
+                                                                                   float(momentum), clip)
+        self.digest = seed_digest(self.root_seed, self.K, seed_schedule, kind)
+        self.blocks = make_blocks(model, _block_target(blocks))
+        self.aliases = parameter_aliases(model)
+        self.initial_arrays = module_to_arrays(model)
+        self.evaluate_fn = evaluate_fn
+        self.pool = np.zeros((len(self.blocks), self.K), dtype=np.float32)
+
+    def initialize(self) -> Arrays:
+        self.pool[:] = 0
+        return {k: v.copy() for k, v in self.initial_arrays.items()}
+
+    def fit_config(self, server_round: int) -> dict[str, Scalar]:
+        return {"round": server_round, "seed_digest": self.digest}
+
+    def _dense(self, res: FitRes) -> np.ndarray:
+        raise NotImplementedError
+
+    def validate_fit(self, server_round: int, arrays: Arrays, res: FitRes) -> None:
+        check_meta(res.arrays, server_round, self.digest)
+        self._dense(res)
+
+    def aggregate_fit(self, server_round, arrays, results, failures):
+        weights = np.array([1.0 if self.weighting == "equal" else float(res.num_examples) for _, res in results])
+        if weights.sum() == 0:
+            return arrays, {"clients": len(results), "directions_regenerated": 0, "skipped": "no examples"}
+        weights = weights / weights.sum()
+        mean = sum(np.float32(w) * self._dense(res) for w, (_, res) in zip(weights, results, strict=True))
+        self.pool = (self.momentum * self.pool + mean).astype(np.float32)
+        seeds = round_seeds(self.root_seed, self.K, server_round, self.seed_schedule)
+        updates, count = reconstruct(self.pool, seeds, [b.numel for b in self.blocks], self.kind, self.clip)
+        new = {k: v.copy() for k, v in arrays.items()}
+        for block, update in zip(self.blocks, updates, strict=True):
+            for name, part in block.split(update).items():
+                new[name] = (new[name] - self.server_lr * part).astype(new[name].dtype)
+        for alias, name in self.aliases.items():
+            new[alias] = new[name].copy()
+        return new, {"clients": len(results), "directions_regenerated": count,
+                     "client_coords": int(sum(np.count_nonzero(self._dense(res)) for _, res in results))}
+
+    def evaluate(self, server_round: int, arrays: Arrays) -> dict[str, Scalar]:
+        return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays))
+
+
+class Ferret(_SharedSeedServer):
+    """Ferret's server (a runtime :class:`~icml25.federated.Strategy`).
+
+    ``model`` gives the initial arrays and the block layout (keyed by parameter names; frozen
+    parameters excluded, tied ones counted once).  ``server_lr`` (eta_s, 1 for the unbiased
+    Gaussian default; the official script uses 10 with ``kind="official"``), ``momentum`` (server
+    momentum on the coordinate pool, official 0), ``clip`` (per-seed norm cap, official 10),
+    ``weighting`` ("equal" official, or "num_examples").  ``validate_fit`` rejects replies from another
+    round, seed pool or layout, and non-finite coordinates, as MalformedMessageError.
+    """
+
+    def __init__(self, model: nn.Module, K: int, root_seed: int = 0, server_lr: float = 1.0,
+                 seed_schedule: str = "fixed", kind: str = "gaussian", blocks: str | int = "official",
+                 weighting: str = "equal", momentum: float = 0.0, clip: float | None = None,
+                 evaluate_fn: Callable[[Arrays], dict[str, Scalar]] | None = None) -> None:
+        super().__init__(model, K, root_seed, server_lr, seed_schedule, kind, blocks, weighting, momentum, clip,
+                         evaluate_fn)
+
+    def _dense(self, res: FitRes) -> np.ndarray:
+        return Coords.from_arrays(res.arrays, self.blocks, self.K).dense(self.K)

@@ -1,0 +1,243 @@
+"""Blocks of parameters, direction allocation, projection onto seed-regenerated bases and reconstruction.
+
+Ferret (Shu et al., ICML 2025), Sec. 3: a client's update ``Delta`` is cut into blocks; block ``l``
+gets ``K_l`` of the ``K`` shared seeds and is sent as ``K_l`` coordinates
+``gamma_{l,k} = <v_{l,k}, Delta_l> / K_l`` (unbiased with ``E[v v^T] = I``); the server regenerates
+every direction once, and rebuilds ``sum_k gammā_{l,k} v_{l,k}``.  Directions are streamed one at a
+time (chunked), so no ``K x d`` matrix is ever held.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from icml25.federated.ferret.bases import _check_kind, iter_basis_chunks
+from icml25.federated.messages import MalformedMessageError
+
+__all__ = ["Block", "Coords", "make_blocks", "parameter_aliases", "allocate_directions", "project", "reconstruct",
+           "coordinate_scale"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A group of named tensors flattened into one vector (names in registration order)."""
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def numel(self) -> int:
+        return int(sum(int(np.prod(s)) for s in self.shapes))
+
+    def flatten(self, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The block's tensors of ``arrays`` as one float32 vector."""
+        return np.concatenate([np.asarray(arrays[n], dtype=np.float32).ravel() for n in self.names])
+
+    def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Inverse of :meth:`flatten`."""
+        out, pos = {}, 0
+        for name, shape in zip(self.names, self.shapes, strict=True):
+            n = int(np.prod(shape))
+            out[name] = vector[pos:pos + n].reshape(shape)
+            pos += n
+        return out
+
+
+def _named_shapes(params: object) -> list[tuple[str, tuple[int, ...]]]:
+    if hasattr(params, "named_parameters"):  # an nn.Module: trainable parameters, tied ones counted once
+        return [(n, tuple(p.shape)) for n, p in params.named_parameters() if p.requires_grad]
+    if isinstance(params, Mapping):
+        return [(str(n), tuple(np.shape(v))) for n, v in params.items()]
+    raise TypeError(f"params must be an nn.Module or a mapping name -> array, got {type(params).__name__}")
+
+
+def make_blocks(params: object, target_numel: int | None = None) -> list[Block]:
+    """Group tensors in order into blocks of about ``target_numel`` values (official: 0.9 x median numel).
+
+    ``params`` is an ``nn.Module`` (its trainable parameters; frozen ones are excluded and tied ones
+    counted once) or a mapping name -> array.  A block is closed when adding the next tensor would
+    exceed the target; a tensor larger than the target forms its own block.  ``target_numel`` at
+    least the total size gives a single block.
+    """
+    named = [(n, s) for n, s in _named_shapes(params) if int(np.prod(s)) > 0]
+    if not named:
+        raise ValueError("make_blocks needs at least one non-empty trainable tensor")
+    sizes = [int(np.prod(s)) for _, s in named]
+    if target_numel is None:
+        target_numel = max(1, int(0.9 * float(np.median(sizes))))
+    if isinstance(target_numel, bool) or not isinstance(target_numel, (int, np.integer)) or target_numel < 1:
+        raise ValueError(f"target_numel must be a positive integer or None, got {target_numel!r}")
+    blocks, current, size = [], [], 0
+    for (name, shape), n in zip(named, sizes, strict=True):
+        if current and size + n > target_numel:
+            blocks.append(current)
+            current, size = [], 0
+        current.append((name, shape))
+        size += n
+    blocks.append(current)
+    return [Block(tuple(n for n, _ in b), tuple(s for _, s in b)) for b in blocks]
+
+
+def parameter_aliases(module: object) -> dict[str, str]:
+    """State-dict names of tied parameters -> the name under which ``named_parameters`` lists them."""
+    canonical = {id(p): n for n, p in module.named_parameters()}
+    return {n: canonical[id(t)] for n, t in module.state_dict(keep_vars=True).items()
+            if id(t) in canonical and canonical[id(t)] != n}
+
+
+def allocate_directions(block_norms: Sequence[float], K: int, dims: Sequence[int] | None = None,
+                        min_per_block: int = 2, rule: str = "norm") -> list[int]:
+    """Directions per block: ``max(floor(K * ||Delta_l|| / max_j ||Delta_j||), min_per_block)`` (official rule).
+
+    ``rule="uniform"`` gives ``K`` to every block.  Counts are capped at ``K`` and at the block size
+    ``dims[l]`` (with a warning).  All norms zero: no directions at all (nothing to send).
+    """
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+        raise ValueError(f"K must be a positive integer, got {K!r}")
+    if rule not in ("norm", "uniform"):
+        raise ValueError(f"rule must be 'norm' or 'uniform', got {rule!r}")
+    norms = np.asarray(block_norms, dtype=np.float64)
+    if norms.ndim != 1 or norms.size == 0 or not np.all(np.isfinite(norms)) or np.any(norms < 0):
+        raise ValueError(f"block_norms must be a non-empty list of finite values >= 0, got {block_norms!r}")
+    if norms.max() == 0:
+        return [0] * norms.size
+    if rule == "uniform":
+        counts = np.full(norms.size, K)
+    else:
+        counts = np.maximum(np.floor(K * norms / max(norms.max(), 1e-8)).astype(int), min(min_per_block, K))
+    counts = np.minimum(counts, K)
+    if dims is not None:
+        dims = np.asarray(dims, dtype=int)
+        if dims.shape != norms.shape or np.any(dims < 1):
+            raise ValueError(f"dims must give one positive size per block, got {list(dims)}")
+        if np.any(counts > dims):
+            warnings.warn("more directions than values in a block: capped at the block size", RuntimeWarning,
+                          stacklevel=2)
+            counts = np.minimum(counts, dims)
+    return [int(c) for c in counts]
+
+
+def coordinate_scale(kind: str, dim: int, n_directions: int) -> float:
+    """``1/K_l`` for unbiased bases (Gaussian, Rademacher); ``d_l/K_l`` for the official truncated normal."""
+    return (dim if _check_kind(kind) == "official" else 1.0) / n_directions
+
+
+@dataclass
+class Coords:
+    """A client's compressed update: per block, the chosen seed indices and their coordinates."""
+
+    index: list[np.ndarray]
+    values: list[np.ndarray]
+
+    @property
+    def n_coords(self) -> int:
+        return int(sum(v.size for v in self.values))
+
+    def dense(self, K: int) -> np.ndarray:
+        """The ``(n_blocks, K)`` float32 matrix with zeros for unused seeds."""
+        out = np.zeros((len(self.values), K), dtype=np.float32)
+        for row, (idx, val) in enumerate(zip(self.index, self.values, strict=True)):
+            out[row, idx] = val
+        return out
+
+    def to_arrays(self, K: int) -> dict[str, np.ndarray]:
+        """What goes over the wire: float32 coordinates, uint16/uint32 seed indices and per-block counts."""
+        itype = np.uint16 if K <= 2**16 else np.uint32
+        counts = np.array([v.size for v in self.values], dtype=itype)
+        return {"coords": np.concatenate([np.zeros(0, np.float32), *self.values]).astype(np.float32),
+                "index": np.concatenate([np.zeros(0, itype), *self.index]).astype(itype), "counts": counts}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], blocks: Sequence[Block], K: int) -> Coords:
+        """Parse and check :meth:`to_arrays`' output; raise MalformedMessageError naming what is wrong."""
+        for key in ("coords", "index", "counts"):
+            if key not in arrays:
+                raise MalformedMessageError(f"Ferret message lacks {key!r}")
+        coords, index, counts = (np.asarray(arrays[k]) for k in ("coords", "index", "counts"))
+        if counts.dtype.kind not in "iu" or index.dtype.kind not in "iu" or coords.dtype.kind != "f":
+            raise MalformedMessageError("Ferret message: counts and index must be integers, coords floats")
+        if counts.shape != (len(blocks),):
+            raise MalformedMessageError(f"Ferret message has {counts.size} block counts, expected {len(blocks)}")
+        caps = np.array([min(K, b.numel) for b in blocks])
+        if np.any(counts.astype(np.int64) > caps):
+            raise MalformedMessageError(f"Ferret message: block counts {counts.tolist()} exceed min(K, d_l)")
+        total = int(counts.astype(np.int64).sum())
+        if coords.shape != (total,) or index.shape != (total,):
+            raise MalformedMessageError(f"Ferret message: {coords.size} coords and {index.size} indices, counts sum "
+                                        f"to {total}")
+        if not np.all(np.isfinite(coords)):
+            raise MalformedMessageError("Ferret message: coordinates contain NaN or Inf")
+        if total and int(index.max()) >= K:
+            raise MalformedMessageError(f"Ferret message: seed index {int(index.max())} out of range [0, {K})")
+        bounds = np.concatenate([[0], np.cumsum(counts.astype(np.int64))])
+        idx = [index[a:b].astype(np.int64) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        if any(np.unique(i).size != i.size for i in idx):
+            raise MalformedMessageError("Ferret message: a seed index repeats within a block")
+        return cls(idx, [coords[a:b].astype(np.float32) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+
+
+def project(deltas: Sequence[np.ndarray], seeds: np.ndarray, counts: Sequence[int], kind: str = "gaussian",
+            rng: np.random.Generator | None = None, chunk: int = 2**20) -> Coords:
+    """Project each block's update onto ``counts[l]`` directions picked (without replacement) from ``seeds``.
+
+    ``gamma_{l,k} = scale * <basis(seeds[k], d_l, block=l), Delta_l>`` with
+    :func:`coordinate_scale`; ``rng`` picks the seed indices (all ``K`` seeds when ``counts[l] == K``).
+    """
+    if len(deltas) != len(counts):
+        raise ValueError(f"got {len(deltas)} blocks but {len(counts)} direction counts")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    K = len(seeds)
+    index, values = [], []
+    for block, (delta, n) in enumerate(zip(deltas, counts, strict=True)):
+        delta = np.asarray(delta, dtype=np.float32).ravel()
+        if not np.all(np.isfinite(delta)):
+            raise ValueError(f"the update of block {block} contains NaN or Inf")
+        if not 0 <= n <= min(K, delta.size):
+            raise ValueError(f"block {block}: {n} directions, allowed 0..min(K={K}, d_l={delta.size})")
+        idx = np.arange(K) if n == K else np.sort(rng.choice(K, size=n, replace=False))
+        scale = coordinate_scale(kind, delta.size, max(n, 1))
+        vals = []
+        for k in idx:
+            dot, pos = 0.0, 0
+            for part in iter_basis_chunks(int(seeds[k]), delta.size, kind, block, chunk):
+                dot += float(np.dot(part, delta[pos:pos + part.size]))
+                pos += part.size
+            vals.append(scale * dot)
+        index.append(idx.astype(np.int64))
+        values.append(np.asarray(vals, dtype=np.float32))
+    return Coords(index, values)
+
+
+def reconstruct(dense: np.ndarray, seeds: np.ndarray, dims: Sequence[int], kind: str = "gaussian",
+                clip: float | None = None, chunk: int = 2**20) -> tuple[list[np.ndarray], int]:
+    """``sum_k dense[l, k] * v_{l,k}`` per block, each direction regenerated once; returns (updates, count).
+
+    ``clip`` (official: 10) caps the l2 norm of every seed's reconstructed term ``dense[l,k] v_{l,k}``.
+    ``count`` is the number of directions regenerated (the non-zero entries of ``dense``).
+    """
+    dense = np.asarray(dense, dtype=np.float32)
+    if dense.shape != (len(dims), len(seeds)):
+        raise ValueError(f"dense must have shape ({len(dims)}, {len(seeds)}), got {dense.shape}")
+    if clip is not None and not clip > 0:
+        raise ValueError(f"clip must be > 0 or None, got {clip!r}")
+    updates, count = [], 0
+    for block, dim in enumerate(dims):
+        acc = np.zeros(int(dim), dtype=np.float32)
+        for k in np.flatnonzero(dense[block]):
+            coef = dense[block, k]
+            if clip is not None:
+                v = np.concatenate(list(iter_basis_chunks(int(seeds[k]), int(dim), kind, block, chunk)))
+                coef = coef * min(1.0, clip / (abs(float(coef)) * float(np.linalg.norm(v)) + 1e-12))
+                acc += np.float32(coef) * v
+            else:
+                pos = 0
+                for part in iter_basis_chunks(int(seeds[k]), int(dim), kind, block, chunk):
+                    acc[pos:pos + part.size] += coef * part
+                    pos += part.size
+            count += 1
+        updates.append(acc)
+    return updates, count
