@@ -1,0 +1,270 @@
+"""The bit-width agent of LBI-FL (Section 3.3): state, actions, reward, policies and policy-gradient training.
+
+Every ``itv`` rounds the agent looks at each client's state (training stage, current bit-widths,
+quantization errors, rounds since the last change) and picks one of four actions: keep, or raise
+the bit-width of weights, activations or gradients by 2 bits (never lowering; capped at 8).
+The reward (our instantiation of the paper's Eqs. 6-8, whose exact form is not public) is
+``r = QI * AI * tau`` with ``QI = (BitOPs_INT8 / BitOPs)^theta``,
+``AI = exp(-max(0, acc_ref - acc) / delta)`` and ``tau = t / T``.
+The agent is trained with REINFORCE (moving-average baseline) plus a behaviour-cloning term
+``KL(pi_teacher || pi)`` toward :class:`TeacherSchedulePolicy`, whose weight decays over episodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml25.federated.lbi_fl.quant import BitConfig
+
+__all__ = [
+    "ACTIONS", "STATE_DIM", "BitWidthState", "action_mask", "apply_action", "lbi_reward", "Policy", "FixedPolicy",
+    "RandomPolicy", "TeacherSchedulePolicy", "RLPolicy", "Decision", "train_agent", "PRETRAINED_PATH",
+    "pretrained_policy",
+]
+
+ACTIONS = ("keep", "w", "a", "g")
+STATE_DIM = 8
+PRETRAINED_PATH = Path(__file__).with_name("agent_policy.npz")
+
+
+def _squash(err: float) -> float:
+    """Map a relative error in [0, inf) to [0, 1) (gradients' errors can exceed 1)."""
+    err = max(float(err), 0.0)
+    return err / (1.0 + err)
+
+
+@dataclass(frozen=True)
+class BitWidthState:
+    """What the agent observes for one client (the paper's state, Section 3.3).
+
+    ``t`` is the training progress t / T in [0, 1]; ``bits`` the current (b_w, b_a, b_g); ``errors``
+    the relative quantization errors of W, A, G on the client's last local batch (our reading of
+    Eq. 5); ``since_change`` the rounds since the client's last bit change divided by T.
+    """
+
+    t: float
+    bits: tuple[int, int, int]
+    errors: tuple[float, float, float]
+    since_change: float
+
+    def vector(self) -> np.ndarray:
+        """The 8 features: t, bits normalized to [0, 1] over {4, 6, 8}, squashed errors, since_change."""
+        return np.array([self.t, *((b - 4) / 4 for b in self.bits), *(_squash(e) for e in self.errors),
+                         self.since_change], dtype=np.float32)
+
+
+def action_mask(bits: tuple[int, int, int] | BitConfig) -> np.ndarray:
+    """Valid actions: keep always; raising a component only when it is below 8 (and not FP32)."""
+    values = bits.as_tuple() if isinstance(bits, BitConfig) else tuple(bits)
+    return np.array([True, *(b is not None and b < 8 for b in values)])
+
+
+def apply_action(bits: BitConfig, action: int) -> bool:
+    """Apply ``action`` (index into :data:`ACTIONS`) to ``bits`` in place; True if a bit-width changed."""
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < len(ACTIONS):
+        raise ValueError(f"action must be an int in [0, {len(ACTIONS)}), got {action!r}")
+    if not action_mask(bits)[action]:
+        raise ValueError(f"action {ACTIONS[action]!r} is masked out at bits {bits.as_tuple()}")
+    if action == 0:
+        return False
+    bits.raise_(ACTIONS[action])
+    return True
+
+
+def lbi_reward(bitops: float, bitops_int8: float, acc: float, acc_ref: float, t: float, theta: float = 1.0,
+               delta: float = 0.02) -> float:
+    """Our instantiation of the reward: ``(BitOPs_INT8 / BitOPs)^theta * exp(-max(0, acc_ref - acc)/delta) * t``."""
+    if bitops <= 0 or bitops_int8 <= 0 or delta <= 0:
+        raise ValueError("bitops, bitops_int8 and delta must be > 0")
+    return float((bitops_int8 / bitops) ** theta * math.exp(-max(0.0, acc_ref - acc) / delta) * t)
+
+
+class Policy:
+    """A bit-width policy: ``act(state, rng) -> action index`` (must be a valid action for the state)."""
+
+    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+        raise NotImplementedError
+
+
+class FixedPolicy(Policy):
+    """Never changes the bit-widths (UI4 / UI8 baselines, depending on the initial bits)."""
+
+    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+        return 0
+
+
+class RandomPolicy(Policy):
+    """At each decision, raises a uniformly chosen valid component with probability ``p_raise``, else keeps."""
+
+    def __init__(self, p_raise: float = 0.5) -> None:
+        if not 0.0 <= p_raise <= 1.0:
+            raise ValueError(f"p_raise must be in [0, 1], got {p_raise!r}")
+        self.p_raise = p_raise
+
+    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+        raises = np.flatnonzero(action_mask(state.bits)[1:]) + 1
+        if raises.size == 0 or rng.random() >= self.p_raise:
+            return 0
+        return int(rng.choice(raises))
+
+
+class TeacherSchedulePolicy(Policy):
+    """The hand-made prior of behaviour cloning: raise gradients early, activations late, keep weights at 4.
+
+    Targets over training progress t: b_g = 6 from ``g_at[0]``, 8 from ``g_at[1]``; b_a = 6 from ``a_at``.
+    One raise per decision (gradients first).
+    """
+
+    def __init__(self, g_at: tuple[float, float] = (0.1, 0.2), a_at: float = 0.7) -> None:
+        self.g_at, self.a_at = tuple(g_at), a_at
+
+    def target(self, t: float) -> tuple[int, int, int]:
+        return (4, 6 if t >= self.a_at - 1e-9 else 4, 4 + 2 * sum(t >= x - 1e-9 for x in self.g_at))
+
+    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+        target = self.target(state.t)
+        for action, component in ((3, 2), (2, 1), (1, 0)):
+            if state.bits[component] < target[component]:
+                return action
+        return 0
+
+
+class RLPolicy(nn.Module, Policy):
+    """The agent: MLP state(8) -> hidden -> hidden -> 4 logits, softmax over the unmasked actions.
+
+    ``greedy=True`` (deployment) takes the most likely valid action; ``greedy=False`` samples (training).
+    """
+
+    def __init__(self, hidden: int = 32, seed: int = 0, greedy: bool = True) -> None:
+        super().__init__()
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+            raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
+        generator_state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            self.net = nn.Sequential(nn.Linear(STATE_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
+                                     nn.Linear(hidden, len(ACTIONS)))
+        finally:
+            torch.random.set_rng_state(generator_state)
+        self.hidden, self.greedy = hidden, greedy
+
+    def forward(self, states: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities over actions (masked actions get -inf)."""
+        logits = self.net(states).masked_fill(~masks, float("-inf"))
+        return torch.log_softmax(logits, dim=-1)
+
+    def probabilities(self, state: BitWidthState) -> np.ndarray:
+        with torch.no_grad():
+            logp = self(torch.as_tensor(state.vector())[None], torch.as_tensor(action_mask(state.bits))[None])[0]
+        return logp.exp().numpy().astype(np.float64)
+
+    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+        p = self.probabilities(state)
+        if self.greedy:
+            return int(np.argmax(p))
+        return int(rng.choice(len(ACTIONS), p=p / p.sum()))
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights as plain NumPy arrays (.npz)."""
+        arrays = {f"p{i}": t.detach().cpu().numpy() for i, t in enumerate(self.net.state_dict().values())}
+        np.savez(path, state_dim=STATE_DIM, n_actions=len(ACTIONS), hidden=self.hidden, **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> RLPolicy:
+        """Read weights written by :meth:`save`; reject a file of another state or action size."""
+        with np.load(path) as f:
+            if int(f["state_dim"]) != STATE_DIM or int(f["n_actions"]) != len(ACTIONS):
+                raise ValueError(f"policy file {path} has state/action size ({int(f['state_dim'])}, "
+                                 f"{int(f['n_actions'])}), expected ({STATE_DIM}, {len(ACTIONS)})")
+            policy = cls(hidden=int(f["hidden"]))
+            keys = list(policy.net.state_dict())
+            if sorted(k for k in f.files if k.startswith("p")) != sorted(f"p{i}" for i in range(len(keys))):
+                raise ValueError(f"policy file {path} does not hold the {len(keys)} tensors of the agent")
+            state = {k: torch.as_tensor(f[f"p{i}"]) for i, k in enumerate(keys)}
+        policy.net.load_state_dict(state)
+        return policy
+
+
+def pretrained_policy() -> RLPolicy:
+    """The agent shipped with the package (trained by ``python -m icml25.federated.lbi_fl.train``)."""
+    if not PRETRAINED_PATH.exists():
+        raise FileNotFoundError(f"{PRETRAINED_PATH} is missing: run python -m icml25.federated.lbi_fl.train")
+    return RLPolicy.load(PRETRAINED_PATH)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of one client in an episode: state features, action mask, action taken, reward."""
+
+    client: int
+    state: np.ndarray
+    mask: np.ndarray
+    action: int
+    reward: float
+
+
+def train_agent(proxy_task_fn: Callable[[Policy, int], Sequence[Decision]], episodes: int, bc_weight: float = 1.0,
+                bc_decay: float = 0.95, lr: float = 1e-2, hidden: int = 32, teacher: Policy | None = None,
+                baseline_momentum: float = 0.9, seed: int = 0,
+                log: Callable[[int, float, float], None] | None = None) -> RLPolicy:
+    """Train an :class:`RLPolicy` with REINFORCE and decaying behaviour cloning.
+
+    ``proxy_task_fn(policy, episode_seed)`` runs one short FL training of the proxy task with the
+    (sampling) policy and returns its decisions with their rewards.  The loss of an episode is
+    ``-sum (G - b) log pi(a|s) + bc_weight * bc_decay^e * sum KL(pi_teacher || pi)`` where G is the
+    client's return from that decision on and b a moving average of G per decision index.
+    ``log(episode, mean_return, bc_loss)`` is called after each episode.
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be a positive integer, got {episodes!r}")
+    if bc_weight < 0 or not 0 < bc_decay <= 1 or lr <= 0:
+        raise ValueError("need bc_weight >= 0, 0 < bc_decay <= 1 and lr > 0")
+    teacher = teacher or TeacherSchedulePolicy()
+    policy = RLPolicy(hidden=hidden, seed=seed, greedy=False)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    baselines: dict[int, float] = {}
+    dummy = np.random.default_rng(0)
+    for episode in range(episodes):
+        policy.greedy = False
+        decisions = list(proxy_task_fn(policy, seed * 100_003 + episode))
+        if not decisions:
+            raise ValueError("the proxy task returned no decisions")
+        by_client: dict[int, list[Decision]] = {}
+        for d in decisions:
+            by_client.setdefault(d.client, []).append(d)
+        states, masks, actions, advantages, teacher_actions = [], [], [], [], []
+        returns_at: dict[int, list[float]] = {}
+        for trajectory in by_client.values():
+            g = np.cumsum([d.reward for d in trajectory][::-1])[::-1]
+            for k, (d, ret) in enumerate(zip(trajectory, g, strict=True)):
+                returns_at.setdefault(k, []).append(float(ret))
+                states.append(d.state)
+                masks.append(d.mask)
+                actions.append(d.action)
+                advantages.append(float(ret) - baselines.get(k, float(ret)))
+                t, bits = float(d.state[0]), tuple(int(round(4 + 4 * b)) for b in d.state[1:4])
+                teacher_actions.append(teacher.act(BitWidthState(t, bits, (0.0, 0.0, 0.0), 0.0), dummy))
+        for k, values in returns_at.items():
+            baselines[k] = float(np.mean(values)) if k not in baselines else \
+                baseline_momentum * baselines[k] + (1 - baseline_momentum) * float(np.mean(values))
+        s, m = torch.as_tensor(np.stack(states)), torch.as_tensor(np.stack(masks))
+        logp = policy(s, m)
+        a = torch.as_tensor(actions)
+        adv = torch.as_tensor(advantages, dtype=torch.float32)
+        pg_loss = -(adv * logp.gather(1, a[:, None])[:, 0]).mean()
+        bc_loss = -logp.gather(1, torch.as_tensor(teacher_actions)[:, None])[:, 0].mean()  # KL to a one-hot teacher
+        loss = pg_loss + bc_weight * bc_decay ** episode * bc_loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if log is not None:
+            log(episode, float(np.mean(returns_at[0])), float(bc_loss.detach()))
+    policy.greedy = True
+    return policy

@@ -1,0 +1,411 @@
+"""Quantizers, low-bit layers and BitOPs accounting of LBI-FL (Sections 3.1-3.2 of the paper).
+
+Weights and activations: symmetric uniform quantization with round-to-nearest,
+``s = max|x| / (2^(b-1) - 1)``, ``q = clamp(round(x / s))``.  Gradients (the error signal flowing
+backward): asymmetric uniform quantization with stochastic rounding, ``s = (max - min) / (2^b - 1)``,
+``q = floor((x - min) / s + u)``, ``u ~ U[0, 1)``, which is unbiased.  The layers fake-quantize
+(integers on the grid times a float scale); :func:`integer_linear` does the same product in int32.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "BITS", "COMPONENTS", "BitConfig", "check_bits", "quantize_symmetric", "quantize_stochastic_asym", "dequantize",
+    "fake_quant", "quant_error", "QLinear", "QConv2d", "quantize_model", "integer_linear", "count_macs",
+    "bitops_per_sample", "training_bitops", "message_bits",
+]
+
+BITS = (4, 6, 8)
+COMPONENTS = ("w", "a", "g")
+
+
+def check_bits(bits: object, what: str = "bits") -> int:
+    """Return ``bits`` if it is one of :data:`BITS` (4, 6, 8), else raise ValueError."""
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits not in BITS:
+        raise ValueError(f"{what} must be one of {BITS}, got {bits!r}")
+    return bits
+
+
+def _check_tensor(x: torch.Tensor) -> None:
+    if not torch.is_tensor(x):
+        raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
+
+
+def _check_finite(*extremes: torch.Tensor) -> None:
+    """NaN and Inf propagate to max/min, so finite extremes mean a finite tensor (one cheap check)."""
+    if not all(bool(torch.isfinite(e).all()) for e in extremes):
+        raise ValueError("tensor contains NaN or Inf")
+
+
+def _int_dtype(bits: int) -> torch.dtype:
+    return torch.int8 if bits <= 8 else torch.int16
+
+
+def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False,
+                       _float_q: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Symmetric round-to-nearest quantization: ``(q, scale)`` with ``x ~ scale * q``, ``|q| <= 2^(b-1) - 1``.
+
+    ``per_channel`` gives one scale per slice along dim 0 (output channels); the scale then has
+    shape ``(C, 1, ..., 1)``.  An all-zero tensor (or slice) gets scale 0 and q = 0.
+    """
+    if not 2 <= int(bits) <= 16:
+        raise ValueError(f"bits must be in [2, 16], got {bits!r}")
+    _check_tensor(x)
+    qmax = 2 ** (int(bits) - 1) - 1
+    if per_channel and x.ndim >= 1:
+        amax = x.detach().abs().reshape(x.shape[0], -1).amax(dim=1).reshape((-1,) + (1,) * (x.ndim - 1))
+    else:
+        amax = x.detach().abs().amax() if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
+    _check_finite(amax)
+    scale = amax / qmax
+    q = torch.clamp(torch.round(x.detach() / scale.clamp_min(torch.finfo(x.dtype).tiny)), -qmax, qmax)
+    return (q if _float_q else q.to(_int_dtype(int(bits)))), scale
+
+
+def quantize_stochastic_asym(x: torch.Tensor, bits: int, generator: torch.Generator | None = None,
+                             rounding: str = "stochastic",
+                             _float_q: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Asymmetric quantization ``(q, scale, zero)`` with ``x ~ zero + scale * q``, ``0 <= q <= 2^b - 1``.
+
+    ``rounding="stochastic"`` (default, the paper's gradient quantizer): ``q = floor((x - min)/s + u)``,
+    unbiased; ``"nearest"``: round-to-nearest (biased, for comparison).  A constant tensor gets scale 0.
+    """
+    if rounding not in ("stochastic", "nearest"):
+        raise ValueError(f"rounding must be 'stochastic' or 'nearest', got {rounding!r}")
+    if not 1 <= int(bits) <= 16:
+        raise ValueError(f"bits must be in [1, 16], got {bits!r}")
+    _check_tensor(x)
+    x = x.detach()
+    if x.numel() == 0:
+        zero = torch.zeros((), dtype=x.dtype, device=x.device)
+        return torch.zeros_like(x, dtype=torch.int32), zero, zero
+    lo, hi = x.amin(), x.amax()
+    _check_finite(lo, hi)
+    levels = 2 ** int(bits) - 1
+    scale = (hi - lo) / levels
+    t = (x - lo) / scale.clamp_min(torch.finfo(x.dtype).tiny)  # a constant tensor gives t = 0, so q = 0
+    if rounding == "stochastic":
+        t = t + torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        q = torch.clamp(torch.floor(t), 0, levels)
+    else:
+        q = torch.clamp(torch.round(t), 0, levels)
+    return (q if _float_q else q.to(torch.int32)), scale, lo
+
+
+def dequantize(q: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor | None = None) -> torch.Tensor:
+    """``scale * q`` (symmetric) or ``zero + scale * q`` (asymmetric), in the scale's dtype."""
+    out = q.to(scale.dtype) * scale
+    return out if zero is None else out + zero
+
+
+def fake_quant(x: torch.Tensor, bits: int, mode: str = "nearest", generator: torch.Generator | None = None,
+               per_channel: bool = False) -> torch.Tensor:
+    """Quantize and dequantize: ``mode="nearest"`` is the symmetric W/A quantizer, ``"stochastic"`` the
+    asymmetric stochastic gradient quantizer, ``"asym_nearest"`` the asymmetric one with round-to-nearest."""
+    if mode == "nearest":
+        return dequantize(*quantize_symmetric(x, bits, per_channel))
+    if mode in ("stochastic", "asym_nearest"):
+        rounding = "stochastic" if mode == "stochastic" else "nearest"
+        return dequantize(*quantize_stochastic_asym(x, bits, generator, rounding))
+    raise ValueError(f"mode must be 'nearest', 'stochastic' or 'asym_nearest', got {mode!r}")
+
+
+def _rel_error(x_hat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return ((x_hat - x) ** 2).sum() / (x ** 2).sum().clamp_min(torch.finfo(x.dtype).tiny)
+
+
+def quant_error(x: torch.Tensor, bits: int, mode: str = "nearest", generator: torch.Generator | None = None) -> float:
+    """Relative quantization error ``||Q(x) - x||^2 / ||x||^2`` (our instantiation of the paper's Eq. 5)."""
+    return float(_rel_error(fake_quant(x, bits, mode, generator), x.detach()))
+
+
+@dataclass
+class BitConfig:
+    """Bit-widths of weights ``w``, activations ``a`` and gradients ``g``, each in {4, 6, 8} or None (FP32).
+
+    A bit-width can only go up (LBI-FL never lowers it); :meth:`raise_` adds 2 bits.  One object is
+    shared by all the low-bit layers of a model, so changing it changes the whole model.
+    """
+
+    w: int | None = 4
+    a: int | None = 4
+    g: int | None = 4
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in COMPONENTS:
+            if value is not None:
+                check_bits(value, f"bit-width {name}")
+            old = self.__dict__.get(name)
+            if name in self.__dict__ and (32 if value is None else value) < (32 if old is None else old):
+                raise ValueError(f"bit-width {name} can only increase: {old} -> {value}")
+        super().__setattr__(name, value)
+
+    def raise_(self, component: str) -> None:
+        """Add 2 bits to ``component`` ('w', 'a' or 'g'); it must be at 4 or 6."""
+        if component not in COMPONENTS:
+            raise ValueError(f"component must be one of {COMPONENTS}, got {component!r}")
+        value = getattr(self, component)
+        if value is None or value >= 8:
+            raise ValueError(f"bit-width {component} is {value}: cannot be raised")
+        setattr(self, component, value + 2)
+
+    def as_tuple(self) -> tuple[int | None, int | None, int | None]:
+        return (self.w, self.a, self.g)
+
+
+class _LowBitMixin:
+    """Shared quantize-with-checks helpers of :class:`QLinear` and :class:`QConv2d`."""
+
+    bits: BitConfig
+    per_channel: bool
+    generator: torch.Generator | None
+    grad_rounding: str
+    layer_name: str
+
+    def _init_lowbit(self, bits: BitConfig | None, per_channel: bool, generator: torch.Generator | None,
+                     grad_rounding: str) -> None:
+        if bits is not None and not isinstance(bits, BitConfig):
+            raise TypeError(f"bits must be a BitConfig, got {type(bits).__name__}")
+        if grad_rounding not in ("stochastic", "nearest"):
+            raise ValueError(f"grad_rounding must be 'stochastic' or 'nearest', got {grad_rounding!r}")
+        self.bits = bits if bits is not None else BitConfig()
+        self.per_channel, self.generator, self.grad_rounding = per_channel, generator, grad_rounding
+        self.layer_name = type(self).__name__
+        self._last: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    @property
+    def errors(self) -> dict[str, float]:
+        """Relative quantization errors ``||Q(x) - x||^2 / ||x||^2`` of W, A, G at the last forward/backward."""
+        return {c: float(_rel_error(x_hat, x)) for c, (x_hat, x) in self._last.items()}
+
+    def _quantize(self, x: torch.Tensor, what: str, component: str) -> torch.Tensor:
+        bits = getattr(self.bits, component)
+        if bits is None:
+            return x.detach()
+        try:
+            if component == "g":
+                gen = self.generator if self.generator is not None and self.generator.device == x.device else None
+                q, scale, zero = quantize_stochastic_asym(x, bits, gen, self.grad_rounding, _float_q=True)
+                x_hat = q * scale + zero
+            else:
+                q, scale = quantize_symmetric(x, bits, self.per_channel and component == "w", _float_q=True)
+                x_hat = q * scale
+        except ValueError as exc:
+            raise ValueError(f"layer {self.layer_name!r}: {what}: {exc}") from exc
+        self._last[component] = (x_hat, x.detach())
+        return x_hat
+
+    def _q_weight(self, w: torch.Tensor) -> torch.Tensor:
+        return self._quantize(w, "weight", "w")
+
+    def _q_act(self, x: torch.Tensor) -> torch.Tensor:
+        return self._quantize(x, "input activation", "a")
+
+    def _q_grad(self, g: torch.Tensor) -> torch.Tensor:
+        return self._quantize(g, "output gradient", "g")
+
+
+class _LinearFn(torch.autograd.Function):
+    """y = A_hat W_hat^T + b; backward with G_hat = Q_g(dL/dy): dx = G_hat W_hat, dW = G_hat^T A_hat (STE)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, layer):
+        a_hat, w_hat = layer._q_act(x), layer._q_weight(weight)
+        ctx.save_for_backward(a_hat, w_hat)
+        ctx.layer, ctx.has_bias = layer, bias is not None
+        return F.linear(a_hat, w_hat, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_hat, w_hat = ctx.saved_tensors
+        g_hat = ctx.layer._q_grad(grad)
+        g2 = g_hat.reshape(-1, g_hat.shape[-1])
+        grad_x = g_hat @ w_hat
+        grad_w = g2.T @ a_hat.reshape(-1, a_hat.shape[-1])
+        grad_b = g2.sum(0) if ctx.has_bias else None
+        return grad_x, grad_w, grad_b, None
+
+
+class _Conv2dFn(torch.autograd.Function):
+    """The convolutional version of :class:`_LinearFn`."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, layer):
+        a_hat, w_hat = layer._q_act(x), layer._q_weight(weight)
+        ctx.save_for_backward(a_hat, w_hat)
+        ctx.layer, ctx.has_bias = layer, bias is not None
+        return F.conv2d(a_hat, w_hat, bias, layer.stride, layer.padding, layer.dilation, layer.groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_hat, w_hat = ctx.saved_tensors
+        layer = ctx.layer
+        g_hat = layer._q_grad(grad)
+        args = (layer.stride, layer.padding, layer.dilation, layer.groups)
+        grad_x = torch.nn.grad.conv2d_input(a_hat.shape, w_hat, g_hat, *args)
+        grad_w = torch.nn.grad.conv2d_weight(a_hat, w_hat.shape, g_hat, *args)
+        grad_b = g_hat.sum(dim=(0, 2, 3)) if ctx.has_bias else None
+        return grad_x, grad_w, grad_b, None
+
+
+class QLinear(_LowBitMixin, nn.Linear):
+    """Drop-in ``nn.Linear`` whose forward and backward run on quantized W, A and G (fake quantization).
+
+    ``bits`` is a shared :class:`BitConfig`; ``per_channel`` gives weights one scale per output unit;
+    ``generator`` seeds the stochastic rounding of gradients; ``errors`` holds the last relative
+    quantization errors of W, A and G.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, bits: BitConfig | None = None,
+                 per_channel: bool = False, generator: torch.Generator | None = None,
+                 grad_rounding: str = "stochastic", device=None, dtype=None) -> None:
+        nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
+        self._init_lowbit(bits, per_channel, generator, grad_rounding)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _LinearFn.apply(x, self.weight, self.bias, self)
+
+
+class QConv2d(_LowBitMixin, nn.Conv2d):
+    """Drop-in ``nn.Conv2d`` with quantized W, A and G (see :class:`QLinear`); zero padding only."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, bits: BitConfig | None = None, per_channel: bool = False,
+                 generator: torch.Generator | None = None, grad_rounding: str = "stochastic",
+                 device=None, dtype=None) -> None:
+        nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                           device=device, dtype=dtype)
+        if isinstance(self.padding, str):
+            raise ValueError("QConv2d needs numeric padding, not 'same'/'valid'")
+        self._init_lowbit(bits, per_channel, generator, grad_rounding)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _Conv2dFn.apply(x, self.weight, self.bias, self)
+
+
+def _swap(child: nn.Module, bits: BitConfig, per_channel: bool, generator, grad_rounding: str) -> nn.Module | None:
+    kw = dict(bits=bits, per_channel=per_channel, generator=generator, grad_rounding=grad_rounding,
+              device="meta", dtype=child.weight.dtype)  # no initialisation (and no global RNG draw): assigned below
+    if type(child) is nn.Linear:
+        new = QLinear(child.in_features, child.out_features, child.bias is not None, **kw)
+    elif type(child) is nn.Conv2d and child.padding_mode == "zeros" and not isinstance(child.padding, str):
+        new = QConv2d(child.in_channels, child.out_channels, child.kernel_size, child.stride, child.padding,
+                      child.dilation, child.groups, child.bias is not None, **kw)
+    else:
+        return None
+    new.load_state_dict(child.state_dict(), assign=True)
+    return new
+
+
+def quantize_model(model: nn.Module, bits: BitConfig, per_channel: bool = False,
+                   generator: torch.Generator | None = None, grad_rounding: str = "stochastic",
+                   strict: bool = False) -> nn.Module:
+    """Replace every ``nn.Linear`` / ``nn.Conv2d`` of ``model`` in place by :class:`QLinear` / :class:`QConv2d`.
+
+    All low-bit layers share ``bits``.  Other layers that hold parameters stay in FP32 and are listed
+    in a warning (``strict=True`` raises TypeError instead).  Returns the model.
+    """
+    if not isinstance(bits, BitConfig):
+        raise TypeError(f"bits must be a BitConfig, got {type(bits).__name__}")
+    unsupported = []
+    for parent_name, parent in list(model.named_modules()):
+        for name, child in list(parent.named_children()):
+            full = f"{parent_name}.{name}" if parent_name else name
+            if isinstance(child, _LowBitMixin):
+                child.bits = bits
+                child.layer_name = full
+                continue
+            new = _swap(child, bits, per_channel, generator, grad_rounding) if hasattr(child, "weight") else None
+            if new is not None:
+                new.layer_name = full
+                setattr(parent, name, new)
+            elif any(True for _ in child.parameters(recurse=False)):
+                unsupported.append(f"{full} ({type(child).__name__})")
+    if unsupported:
+        message = f"layers left in FP32 (not supported by the low-bit quantizer): {', '.join(unsupported)}"
+        if strict:
+            raise TypeError(message)
+        warnings.warn(message, stacklevel=2)
+    return model
+
+
+@torch.no_grad()
+def integer_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, w_bits: int,
+                   a_bits: int) -> torch.Tensor:
+    """The quantized linear layer computed with integers: int32 product of q_a and q_w, then rescaled.
+
+    Matches :class:`QLinear`'s forward (fake quantization) to float tolerance.
+    """
+    q_a, s_a = quantize_symmetric(x, a_bits)
+    q_w, s_w = quantize_symmetric(weight, w_bits)
+    acc = q_a.to(torch.int64).reshape(-1, x.shape[-1]) @ q_w.to(torch.int64).T
+    if acc.abs().max() >= 2 ** 31:
+        raise OverflowError("int32 accumulator overflow")
+    y = acc.to(torch.int32).to(x.dtype) * (s_a * s_w)
+    y = y.reshape(*x.shape[:-1], weight.shape[0])
+    return y if bias is None else y + bias
+
+
+def count_macs(model: nn.Module, input_shape: tuple[int, ...]) -> dict[str, int]:
+    """Multiply-accumulates per sample of every Linear / Conv2d layer, from one forward of a zero input.
+
+    ``input_shape`` excludes the batch dimension.
+    """
+    macs: dict[str, int] = {}
+    hooks = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            hooks.append(module.register_forward_hook(
+                lambda m, i, o, n=name: macs.__setitem__(n, int(o[0].numel() * m.in_features))))
+        elif isinstance(module, nn.Conv2d):
+            k = module.in_channels // module.groups * module.kernel_size[0] * module.kernel_size[1]
+            hooks.append(module.register_forward_hook(
+                lambda m, i, o, n=name, k=k: macs.__setitem__(n, int(o[0].numel() * k))))
+    param = next(model.parameters(), None)
+    x = torch.zeros((1, *input_shape), device=param.device if param is not None else "cpu",
+                    dtype=param.dtype if param is not None else torch.float32)
+    was_training = model.training
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(x)
+    finally:
+        model.train(was_training)
+        for h in hooks:
+            h.remove()
+    return macs
+
+
+def bitops_per_sample(total_macs: int, bits: BitConfig | tuple[int | None, int | None, int | None]) -> int:
+    """Training BitOPs of one sample: forward m b_w b_a + input gradient m b_w b_g + weight gradient m b_a b_g.
+
+    A component at None (FP32) counts as 32 bits.
+    """
+    w, a, g = (32 if b is None else b for b in (bits.as_tuple() if isinstance(bits, BitConfig) else bits))
+    return int(total_macs) * (w * a + w * g + a * g)
+
+
+def training_bitops(macs_per_layer: dict[str, int], bits: BitConfig | tuple, n_samples: int) -> int:
+    """Training BitOPs of ``n_samples`` sample passes (forward and backward) at ``bits``."""
+    if n_samples < 0:
+        raise ValueError(f"n_samples must be >= 0, got {n_samples}")
+    return bitops_per_sample(sum(macs_per_layer.values()), bits) * int(n_samples)
+
+
+def message_bits(arrays: dict, b_w: int | None) -> int:
+    """The formula of the brief: sum over tensors of ``numel * b_w + 32`` (FP32: ``numel * 32``).
+
+    For reference only: the reproduction reads the bits actually serialized from the ledger.
+    """
+    sizes = [int(v.numel()) if torch.is_tensor(v) else int(np.asarray(v).size) for v in arrays.values()]
+    return sum(n * 32 for n in sizes) if b_w is None else sum(n * b_w + 32 for n in sizes)

@@ -1,0 +1,262 @@
+"""LBI-FL: low-bit integerized federated learning with an RL bit-width agent, on digits.
+
+Quick scale (the brief's substitute for CIFAR/ResNet): scikit-learn digits, MLP 64-256-128-10,
+10 clients with a Dirichlet(0.5) label split, all participating, 2 local epochs of SGD (lr 0.1,
+batch 32), decisions every 5 rounds, 3 seeds.  Per seed, in the same run and with the same data:
+
+* FP32 FedAvg (the runtime's FedAvg and TorchClassifierClient): accuracy and bits on the wire;
+* UI8 (all components INT8, INT8 messages) and UI4 (all INT4): fixed policies;
+* LBI-FL: every component starts at INT4, the shipped agent (``agent_policy.npz``, trained on a
+  digits proxy by ``python -m icml25.federated.lbi_fl.train``) decides every 5 rounds;
+* Random: a random valid raise (probability 0.5) at each decision, with the first policy seed
+  whose planned BitOPs are within 5% of LBI-FL's (matched average BitOPs);
+* transfer: the same agent, unchanged, on a small CNN with Dirichlet(0.25), against UI8 there;
+* convex check: federated multinomial logistic regression where only the gradients are INT4
+  (stochastic rounding), against FP32 FedAvg and INT4 round-to-nearest gradients.
+
+Communication is read from the runtime's ledger (packed integers + float32 scales as serialized);
+BitOPs are counted analytically (forward m b_w b_a + backward m b_w b_g + m b_a b_g per sample).
+"Accuracy" is the global model's test accuracy averaged over the last 5 rounds (one round is noisy).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from torch import nn
+
+from icml25.data.partition import dirichlet_partition
+from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+from icml25.federated import FedAvg, FitIns, FitRes, simulate
+from icml25.federated.lbi_fl import (
+    BitConfig,
+    FixedPolicy,
+    RandomPolicy,
+    count_macs,
+    fake_quant,
+    plan_bitops,
+    pretrained_policy,
+    quantize_model,
+    run_lbi_fl,
+)
+from icml25.federated.torch_clients import (
+    TorchClassifierClient,
+    accuracy_evaluator,
+    load_arrays,
+    module_to_arrays,
+)
+from icml25.harness import Claim, Paper, Result, Run
+
+PAPER = Paper(
+    id="lbi_fl",
+    title="LBI-FL: Low-Bit Integerized Federated Learning with Temporally Dynamic Bit-Width Allocation",
+    seed="000_2b600ba1808e0b5e.txt",
+    abstract=13,
+    module="icml25.federated.lbi_fl",
+    anchors=("QPyTorch", "Brevitas", "torchao", "Flower"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,
+    extras=("torch",),
+    known_misses=(),
+)
+
+LR, BATCH, EPOCHS = 0.1, 32, 2
+
+
+def _mlp(seed: int):
+    return lambda: make_mlp([64, 256, 128, 10], seed=seed)
+
+
+def _cnn(seed: int):
+    def build() -> nn.Module:
+        state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            return nn.Sequential(nn.Unflatten(1, (1, 8, 8)), nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                                 nn.Linear(64, 10))
+        finally:
+            torch.random.set_rng_state(state)
+    return build
+
+
+def _split(seed: int, n_clients: int, alpha: float):
+    data = digits_tensors(test_size=0.25, seed=seed)
+    parts = dirichlet_partition(data.y_train.numpy(), n_clients, alpha, seed=seed, min_size=5)
+    return data, [(data.X_train[p], data.y_train[p]) for p in parts]
+
+
+def _tail(curve: list[float], k: int = 5) -> float:
+    return float(np.mean(curve[-k:]))
+
+
+class _GradOnlyClient(TorchClassifierClient):
+    """Convex check: FP32 weights and activations, only the backward error signal quantized (INT4)."""
+
+    def __init__(self, *args, grad_rounding: str = "stochastic", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.grad_rounding = grad_rounding
+
+    def fit(self, ins: FitIns) -> FitRes:
+        model = load_arrays(self.model_fn(), ins.arrays)
+        server_round = int(ins.config.get("round", 0))
+        bits = BitConfig(None, None, 4)
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + server_round)
+        quantize_model(model, bits, generator=gen, grad_rounding=self.grad_rounding, strict=True)
+        train_classifier(model, self.X, self.y, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
+                         optimizer=torch.optim.SGD, seed=self.seed + server_round)
+        return FitRes(module_to_arrays(model), int(self.X.shape[0]), {})
+
+
+def _convex_check(seed: int, rounds: int, n_clients: int) -> dict[str, float]:
+    data, clients = _split(seed, n_clients, 0.5)
+    model_fn = lambda: make_mlp([64, 10], seed=seed)  # noqa: E731  (multinomial logistic regression)
+
+    def train_loss(arrays) -> float:
+        with torch.no_grad():
+            return float(nn.functional.cross_entropy(load_arrays(model_fn(), arrays)(data.X_train), data.y_train))
+
+    out = {}
+    for name, cls, kw in (("fp32", TorchClassifierClient, {}), ("int4_sr", _GradOnlyClient, {}),
+                          ("int4_rtn", _GradOnlyClient, {"grad_rounding": "nearest"})):
+        cl = [cls(model_fn, X, y, epochs=1, lr=0.2, batch_size=BATCH, optimizer="sgd", seed=seed * 1000 + i, **kw)
+              for i, (X, y) in enumerate(clients)]
+        history = simulate(cl, FedAvg(module_to_arrays(model_fn())), rounds, seed=seed)
+        out[name] = train_loss(history.arrays)
+    return out
+
+
+def _unbiasedness(n_draws: int) -> dict[str, float]:
+    x = torch.linspace(-1.0, 1.3, 11)
+    draws = torch.stack([fake_quant(x, 4, "stochastic", torch.Generator().manual_seed(i)) for i in range(n_draws)])
+    z = ((draws.mean(0) - x).abs() / (draws.std(0) / np.sqrt(n_draws)).clamp_min(1e-12))
+    exact = draws.std(0) == 0  # the endpoints are reproduced exactly
+    return {"max_abs_z": float(z[~exact].max()), "exact_endpoints": int(exact.sum())}
+
+
+def reproduce(run: Run) -> Result:
+    rounds = run.pick(smoke=4, quick=30, full=100)
+    itv = run.pick(smoke=2, quick=5, full=5)
+    n_clients = run.pick(smoke=3, quick=10, full=10)
+    torch.set_num_threads(1)
+    agent = pretrained_policy()
+    per_seed: dict[str, list] = {k: [] for k in (
+        "fp32_acc", "ui8_acc", "ui4_acc", "lbi_acc", "random_acc", "fp32_bits", "lbi_bits", "ui8_bits",
+        "lbi_bitops", "ui8_bitops", "ui4_bitops", "random_bitops", "random_policy_seed", "lbi_mean_bits",
+        "cnn_lbi_acc", "cnn_ui8_acc", "cnn_lbi_bitops", "cnn_ui8_bitops", "lr_loss_fp32", "lr_loss_int4_sr",
+        "lr_loss_int4_rtn")}
+    curves: dict[str, list[list[float]]] = {k: [] for k in ("fp32", "ui8", "ui4", "lbi", "random")}
+    schedules = []
+    kw = dict(rounds=rounds, itv=itv, local_epochs=EPOCHS, lr=LR, batch_size=BATCH)
+    seeds = run.pick(smoke=run.seeds[:1], quick=run.seeds, full=run.seeds)
+    steps = 7 * len(seeds)
+    for i, seed in enumerate(seeds):
+        data, clients = _split(seed, n_clients, 0.5)
+        model_fn = _mlp(seed)
+        fp_clients = [TorchClassifierClient(model_fn, X, y, epochs=EPOCHS, lr=LR, batch_size=BATCH, optimizer="sgd",
+                                            seed=seed * 1000 + c) for c, (X, y) in enumerate(clients)]
+        fp = simulate(fp_clients, FedAvg(module_to_arrays(model_fn()),
+                                         evaluate_fn=accuracy_evaluator(model_fn, data.X_test, data.y_test)),
+                      rounds, seed=seed)
+        runs = {"fp32_curve": fp.curve("accuracy")}
+        run.progress((7 * i + 1) / steps, f"seed {seed}: FP32 done")
+        for name, policy, bits in (("ui8", FixedPolicy(), (8, 8, 8)), ("ui4", FixedPolicy(), (4, 4, 4)),
+                                   ("lbi", agent, (4, 4, 4))):
+            runs[name] = run_lbi_fl(model_fn, clients, policy=policy, X_test=data.X_test, y_test=data.y_test,
+                                    initial_bits=bits, seed=seed, **kw)
+            run.progress((7 * i + 2 + len(runs) - 2) / steps, f"seed {seed}: {name} done")
+        macs = sum(count_macs(model_fn(), (64,)).values())
+        samples = [int(X.shape[0]) for X, _ in clients]
+        target = runs["lbi"].bitops
+        policy_seed = next((k for k in range(1000) if abs(plan_bitops(
+            RandomPolicy(0.5), samples, rounds, macs, itv, EPOCHS, seed=k) / target - 1) <= 0.05), 0)
+        runs["random"] = run_lbi_fl(model_fn, clients, policy=RandomPolicy(0.5), X_test=data.X_test,
+                                    y_test=data.y_test, seed=seed, policy_seed=policy_seed, **kw)
+        run.progress((7 * i + 5) / steps, f"seed {seed}: random done")
+        cnn_data, cnn_clients = _split(seed, n_clients, 0.25)
+        cnn = {name: run_lbi_fl(_cnn(seed), cnn_clients, policy=policy, X_test=cnn_data.X_test,
+                                y_test=cnn_data.y_test, initial_bits=bits, seed=seed, **kw)
+               for name, policy, bits in (("lbi", agent, (4, 4, 4)), ("ui8", FixedPolicy(), (8, 8, 8)))}
+        run.progress((7 * i + 6) / steps, f"seed {seed}: CNN transfer done")
+        convex = _convex_check(seed, run.pick(smoke=3, quick=20, full=50), n_clients)
+        run.progress((7 * i + 7) / steps, f"seed {seed}: convex check done")
+
+        per_seed["fp32_acc"].append(_tail(runs["fp32_curve"]))
+        for name in ("ui8", "ui4", "lbi", "random"):
+            per_seed[f"{name}_acc"].append(_tail(runs[name].accuracy))
+            curves[name].append(runs[name].accuracy)
+        for name in ("ui8", "ui4", "lbi", "random"):
+            per_seed[f"{name}_bitops"].append(runs[name].bitops)
+        curves["fp32"].append(runs["fp32_curve"])
+        per_seed["fp32_bits"].append(fp.ledger.total())
+        per_seed["lbi_bits"].append(runs["lbi"].history.ledger.total())
+        per_seed["ui8_bits"].append(runs["ui8"].history.ledger.total())
+        per_seed["random_policy_seed"].append(policy_seed)
+        per_seed["lbi_mean_bits"].append(list(runs["lbi"].mean_bits()))
+        for name in ("lbi", "ui8"):
+            per_seed[f"cnn_{name}_acc"].append(_tail(cnn[name].accuracy))
+            per_seed[f"cnn_{name}_bitops"].append(cnn[name].bitops)
+        for name, value in convex.items():
+            per_seed[f"lr_loss_{name}"].append(value)
+        schedules.append(np.array([[np.mean([b[c] for b in r.values()]) for c in range(3)]
+                                   for r in runs["lbi"].bits_log]))
+
+    m = {k: float(np.mean(v)) for k, v in per_seed.items() if k not in ("lbi_mean_bits",)}
+    comm_ratio = [f / q for f, q in zip(per_seed["fp32_bits"], per_seed["lbi_bits"], strict=True)]
+    bitops_ratio = [a / b for a, b in zip(per_seed["lbi_bitops"], per_seed["ui8_bitops"], strict=True)]
+    random_match = [a / b for a, b in zip(per_seed["random_bitops"], per_seed["lbi_bitops"], strict=True)]
+    cnn_ratio = [a / b for a, b in zip(per_seed["cnn_lbi_bitops"], per_seed["cnn_ui8_bitops"], strict=True)]
+    lr_ratio = [a / b for a, b in zip(per_seed["lr_loss_int4_sr"], per_seed["lr_loss_fp32"], strict=True)]
+    unbiased = _unbiasedness(run.pick(smoke=2000, quick=10_000, full=10_000))
+
+    claims = [
+        Claim("communication: FP32 bits / LBI-FL bits (both directions, from the ledger), min over seeds",
+              "8x (pass: >= 7.5)", min(comm_ratio), 1.0, min(comm_ratio) >= 7.5),
+        Claim("training BitOPs of LBI-FL / UI8, max over seeds", "> 50% reduction (pass: <= 0.55)",
+              max(bitops_ratio), 1.0, max(bitops_ratio) <= 0.55),
+        Claim("LBI-FL accuracy vs UI8 (mean over seeds)", "< 2% loss (pass: >= UI8 - 0.02)",
+              m["lbi_acc"], m["ui8_acc"], m["lbi_acc"] >= m["ui8_acc"] - 0.02),
+        Claim("LBI-FL accuracy vs static INT4 (UI4)", "dynamic beats static (pass: >= UI4 + 0.02)",
+              m["lbi_acc"], m["ui4_acc"], m["lbi_acc"] >= m["ui4_acc"] + 0.02),
+        Claim("LBI-FL accuracy vs random allocation at matched BitOPs (within 5%)",
+              "dynamic beats random (pass: >= random + 0.01)", m["lbi_acc"], m["random_acc"],
+              m["lbi_acc"] >= m["random_acc"] + 0.01 and all(abs(r - 1) <= 0.05 for r in random_match)),
+        Claim("stochastic rounding is unbiased: max |mean - x| / s.e. over 10^4 draws", "unbiased (pass: <= 3)",
+              unbiased["max_abs_z"], None, unbiased["max_abs_z"] <= 3.0),
+        Claim("convex FL (logistic regression), INT4 stochastic-rounded gradients: final train loss / FP32's "
+              "(max over seeds)", "FedAvg rate kept (pass: <= 1.10)", max(lr_ratio), 1.0, max(lr_ratio) <= 1.10),
+        Claim("agent transferred unchanged to a CNN, Dirichlet 0.25: BitOPs / UI8 (max over seeds)",
+              "pass: <= 0.6", max(cnn_ratio), 1.0, max(cnn_ratio) <= 0.6),
+        Claim("agent transferred unchanged to a CNN, Dirichlet 0.25: accuracy vs UI8 (mean)",
+              "pass: >= UI8 - 0.03", m["cnn_lbi_acc"], m["cnn_ui8_acc"], m["cnn_lbi_acc"] >= m["cnn_ui8_acc"] - 0.03),
+    ]
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    x = np.arange(1, rounds + 1)
+    for name, label in (("fp32", "FP32 FedAvg"), ("ui8", "UI8"), ("ui4", "UI4"), ("lbi", "LBI-FL (agent)"),
+                        ("random", "random (matched BitOPs)")):
+        ax1.plot(x, np.mean(curves[name], axis=0), label=label)
+    ax1.set(xlabel="round", ylabel="test accuracy (mean over seeds)", title="digits MLP, 10 clients, Dir(0.5)")
+    ax1.legend(fontsize=8)
+    schedule = np.mean(schedules, axis=0)
+    for c, label in enumerate(("weights b_w", "activations b_a", "gradients b_g")):
+        ax2.step(x, schedule[:, c], where="post", label=label)
+    ax2.set(xlabel="round", ylabel="mean bit-width over clients", title="bit-widths chosen by the agent", ylim=(3, 9))
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    figure = run.savefig(fig, "lbi_fl")
+    plt.close(fig)
+
+    metrics = {"per_seed": per_seed, "mean": m, "comm_ratio": comm_ratio, "bitops_ratio": bitops_ratio,
+               "random_bitops_match": random_match, "cnn_bitops_ratio": cnn_ratio, "convex_loss_ratio": lr_ratio,
+               "convex_rtn_loss_ratio": [a / b for a, b in zip(per_seed["lr_loss_int4_rtn"], per_seed["lr_loss_fp32"],
+                                                               strict=True)],
+               "unbiasedness": unbiased, "mean_accuracy_curves": {k: np.mean(v, axis=0).tolist()
+                                                                  for k, v in curves.items()},
+               "config": {"rounds": rounds, "itv": itv, "clients": n_clients, "local_epochs": EPOCHS, "lr": LR,
+                          "batch_size": BATCH}}
+    return Result(metrics=metrics, claims=claims, figures=[figure])
