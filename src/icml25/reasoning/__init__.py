@@ -15,8 +15,8 @@ _EXPORTS = {
     ),
     "icml25.reasoning.grokking_multihop": (
         "CompositionSplits", "History", "KnowledgeGraph", "TinyGPT", "assert_no_leakage",
-        "augment_with_synthetic_entities", "bridge_free_accuracy", "geonames_kg", "make_composition_splits",
-        "random_kg", "steps_to_accuracy", "train_facts",
+        "augment_with_synthetic_entities", "bridge_free_accuracy", "geonames_kg", "leakage_counts",
+        "make_composition_splits", "random_kg", "steps_to_accuracy", "train_facts",
     ),
     "icml25.reasoning.gsm_infinity": (
         "OpenAICompatibleClient", "OracleModel", "RAGModel", "evaluate", "generate_realistic", "generate_symbolic",
