@@ -1,0 +1,258 @@
+"""GHOST: one-shot subgraph federated learning with proxy generators and topology consolidation.
+
+Data (the brief's quick scale): contextual stochastic block models (``icml25.data.graphs.make_csbm``),
+1200 nodes, 5 classes, 64 Gaussian features, average degree 8, homophily 0.8 (and 0.2 for the
+heterophilous check); 5 clients with Dirichlet(0.1) label skew, each keeping its induced subgraph
+with a 20/40/40 train/val/test node split.  Global evaluation: the induced subgraph of the whole
+graph on the union of the clients' test nodes (validation: the same on their validation nodes).
+
+Per seed, each client trains its proxy generator once (T_L epochs, feature alignment + POT's fused
+Gromov-Wasserstein) and uploads it in ONE round of :func:`icml25.federated.simulate`; the upload
+size is read from the ledger.  On the same uploads the server integrates:
+
+- GHOST: sequential proxies (M = 3, T_G = 5) with the TCC penalty; ``lambda_r`` and ``proxy_labels``
+  chosen on the validation graph (grid below);
+- ablations: no consolidation (lambda_r = 0), uniform importance (Ω = 1, its lambda tuned the same
+  way), and joint training on all clients' proxies at once (no sequential order);
+- baselines on the shared runtime: one-round FedAvg (local GCN training T_L epochs, one average),
+  local-only models (mean over clients), FedAvg with R = 50 rounds (communication reference) and a
+  centralized GCN (upper bound, reported).
+
+Forgetting: accuracy on the test nodes of the first integrated client's classes, right after its
+proxies and at the end.  Cora (bundled, 10 clients, alpha = 0.05, as in the paper) is a reported row.
+"""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from icml25.data.graphs import GraphData, edge_homophily, load_cora, make_csbm
+from icml25.federated import FedAvg, simulate
+from icml25.federated.ghost import (
+    GCN,
+    GcnClient,
+    GhostClient,
+    GhostStrategy,
+    gcn_accuracy,
+    split_graph,
+    train_gcn,
+)
+from icml25.federated.torch_clients import load_arrays
+from icml25.harness import Claim, Paper, Result, Run
+
+PAPER = Paper(
+    id="ghost",
+    title="GHOST: Generalizable One-Shot Federated Graph Learning with Proxy-Based Topology Knowledge Retention",
+    seed="002_2c1988cfcab16aa4.txt",
+    abstract=1,
+    module="icml25.federated.ghost",
+    anchors=("JiaruQian/GHOST", "POT", "pyg-team/pytorch_geometric", "OpenFGL"),
+    default_seeds=(0, 1, 2),
+    quick_budget_s=120.0,
+    extras=("torch",),
+    known_misses=(),
+)
+
+GHOST_GRID = {"lambda_r": (0.1, 1.0, 10.0), "proxy_labels": ("client_histogram", "uniform")}
+UNIFORM_GRID = (0.001, 0.01, 0.1)
+
+
+def _first_client_classes(upload: dict[str, np.ndarray]) -> np.ndarray:
+    hist = upload["label_hist"]
+    return np.flatnonzero(hist >= 0.1 * hist.sum())
+
+
+def _class_accuracy(model: GCN, graph: GraphData, classes: np.ndarray) -> float:
+    return gcn_accuracy(model, graph, np.isin(graph.y, classes))
+
+
+def _integrate(strategy: GhostStrategy, uploads, test: GraphData, val: GraphData):
+    model = strategy.integrate(uploads)
+    return model, gcn_accuracy(model, test), gcn_accuracy(model, val)
+
+
+def one_setting(graph: GraphData, seed: int, n_clients: int, alpha: float, gen_epochs: int,
+                fedavg_rounds: int, tune: bool = True) -> dict:
+    """Every method on one graph and split; returns accuracies, forgetting, ledger sizes and timings.
+    ``tune=False`` (the Cora row) runs GHOST at its defaults and skips the uniform and joint ablations."""
+    clients, test, val, parts = split_graph(graph, n_clients, alpha, seed=seed)
+    f, c = graph.num_features, graph.n_classes
+    out: dict = {"client_nodes": [g.num_nodes for g in clients]}
+
+    ghost_clients = [GhostClient(g, gen_epochs=gen_epochs, seed=1000 * seed + i) for i, g in enumerate(clients)]
+    t0 = time.perf_counter()
+    base = GhostStrategy(f, c, lambda_r=0.0, seed=seed)
+    history = simulate(ghost_clients, base, rounds=1, seed=seed)
+    uploads = base.uploads_
+    out["client_seconds"] = (time.perf_counter() - t0) / n_clients
+    out["ghost_up_bits"] = history.ledger.total("up", "message")
+    out["ghost_down_bits"] = history.ledger.total("down", "message")
+    out["failures"] = len(history.failures)
+
+    def strategy(**kw) -> GhostStrategy:
+        return GhostStrategy(f, c, seed=seed, **kw)
+
+    # GHOST: lambda_r and proxy_labels chosen on the validation graph
+    best = None
+    grid = GHOST_GRID if tune else {"lambda_r": (1.0,), "proxy_labels": ("client_histogram",)}
+    for labels in grid["proxy_labels"]:
+        for lam in grid["lambda_r"]:
+            t0 = time.perf_counter()
+            s = strategy(lambda_r=lam, proxy_labels=labels)
+            model, acc, vacc = _integrate(s, uploads, test, val)
+            seconds = time.perf_counter() - t0
+            if best is None or vacc > best["val"]:
+                best = {"val": vacc, "test": acc, "lambda_r": lam, "proxy_labels": labels, "trace": s.trace_,
+                        "seconds": seconds}
+            out[f"ghost_{labels}_lambda{lam}"] = acc
+    out["ghost"], out["server_seconds"] = best["test"], best["seconds"]
+    out["ghost_lambda_r"], out["ghost_proxy_labels"] = best["lambda_r"], best["proxy_labels"]
+    labels = best["proxy_labels"]
+
+    no_cons = strategy(lambda_r=0.0, proxy_labels=labels)
+    _, out["no_consolidation"], _ = _integrate(no_cons, uploads, test, val)
+    if tune:
+        uniform = max((_integrate(strategy(lambda_r=lam, importance="uniform", proxy_labels=labels), uploads, test, val)
+                       + (lam,) for lam in UNIFORM_GRID), key=lambda r: r[2])
+        out["uniform_importance"], out["uniform_lambda"] = uniform[1], uniform[3]
+        _, out["joint_proxies"], _ = _integrate(strategy(schedule="joint", proxy_labels=labels), uploads, test, val)
+
+    # forgetting of the first integrated client's classes
+    first_cid = best["trace"][0][0]
+    classes = _first_client_classes(dict(uploads)[first_cid])
+    for name, trace in (("ghost", best["trace"]), ("no_consolidation", no_cons.trace_)):
+        curve = [_class_accuracy(load_arrays(base.make_model(), arrays), test, classes) for _, arrays in trace]
+        out[f"{name}_first_client_curve"] = curve
+        out[f"{name}_forgetting"] = curve[0] - curve[-1]
+
+    # baselines on the shared runtime
+    init = base.initialize()
+
+    def gcn_from(arrays) -> GCN:
+        return load_arrays(GCN(f, c), arrays)
+
+    gcn_clients = [GcnClient(g, epochs=gen_epochs, seed=1000 * seed + i) for i, g in enumerate(clients)]
+    one_shot = simulate(gcn_clients, FedAvg(init), rounds=1, seed=seed)
+    out["fedavg_one_shot"] = gcn_accuracy(gcn_from(one_shot.arrays), test)
+    out["fedavg_one_round_up_bits"] = one_shot.ledger.total("up", "message")
+    out["local_only"] = [gcn_accuracy(train_gcn(gcn_from(init), g, gen_epochs, seed=1000 * seed + i), test)
+                         for i, g in enumerate(clients)]
+    if fedavg_rounds:
+        many = simulate([GcnClient(g, epochs=2, seed=1000 * seed + i) for i, g in enumerate(clients)],
+                        FedAvg(init), rounds=fedavg_rounds, seed=seed)
+        out["fedavg_many"] = gcn_accuracy(gcn_from(many.arrays), test)
+        out["fedavg_many_up_bits"] = many.ledger.total("up", "message")
+        out["fedavg_rounds"] = fedavg_rounds
+    train = np.zeros(graph.num_nodes, bool)
+    for nodes, g in zip(parts, clients, strict=True):
+        train[nodes[g.train_mask]] = True
+    out["centralized"] = gcn_accuracy(train_gcn(gcn_from(init), graph, 100, mask=train, seed=seed), test)
+    return out
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    return float(np.mean([np.mean(r[key]) for r in rows]))
+
+
+def reproduce(run: Run) -> Result:
+    n_nodes = run.pick(smoke=300, quick=1200, full=2400)
+    gen_epochs = run.pick(smoke=5, quick=60, full=100)
+    rounds = run.pick(smoke=3, quick=50, full=50)
+    torch.manual_seed(0)
+    settings = {"homophilous": 0.8, "heterophilous": 0.2}
+    rows: dict[str, list[dict]] = {name: [] for name in settings}
+    steps = len(settings) * len(run.seeds) + 1
+    done = 0
+    for name, homophily in settings.items():
+        for seed in run.seeds:
+            graph = make_csbm(n_nodes, 5, 64, avg_degree=8, homophily=homophily, class_sep=3.0, seed=seed)
+            row = one_setting(graph, seed, n_clients=5, alpha=0.1, gen_epochs=gen_epochs,
+                              fedavg_rounds=rounds if name == "homophilous" else 0)
+            row["edge_homophily"] = edge_homophily(graph)
+            rows[name].append(row)
+            done += 1
+            run.progress(done / steps, f"{name} seed {seed}")
+
+    cora = load_cora()
+    cora_row = one_setting(cora, run.seeds[0], n_clients=run.pick(smoke=3, quick=10, full=10), alpha=0.05,
+                           gen_epochs=run.pick(smoke=3, quick=20, full=100), fedavg_rounds=0, tune=False)
+    run.progress(1.0, "cora")
+
+    homo, hetero = rows["homophilous"], rows["heterophilous"]
+    ghost, fedavg1, local = _mean(homo, "ghost"), _mean(homo, "fedavg_one_shot"), _mean(homo, "local_only")
+    no_cons, uniform = _mean(homo, "no_consolidation"), _mean(homo, "uniform_importance")
+    forget_g, forget_n = _mean(homo, "ghost_forgetting"), _mean(homo, "no_consolidation_forgetting")
+    up_ratio = float(np.mean([r["ghost_up_bits"] / r["fedavg_many_up_bits"] for r in homo]))
+    speed = float(np.median([r["server_seconds"] / r["client_seconds"] for r in homo]))
+    h_ghost, h_fedavg = _mean(hetero, "ghost"), _mean(hetero, "fedavg_one_shot")
+
+    claims = [
+        Claim(text="GHOST beats one-round FedAvg on global test accuracy (homophilous CSBM)",
+              paper="GHOST >= one-shot FedAvg + 5 points", measured=ghost, baseline=fedavg1,
+              holds=bool(ghost >= fedavg1 + 0.05)),
+        Claim(text="GHOST beats the clients' local-only models", paper="GHOST >= mean local-only + 5 points",
+              measured=ghost, baseline=local, holds=bool(ghost >= local + 0.05)),
+        Claim(text="topology consolidation beats no consolidation (lambda_r = 0, same proxies)",
+              paper="GHOST >= no-consolidation + 2 points", measured=ghost, baseline=no_cons,
+              holds=bool(ghost >= no_cons + 0.02)),
+        Claim(text="consolidation reduces forgetting of the first client's classes",
+              paper="accuracy drop at least 30% smaller", measured=forget_g, baseline=forget_n,
+              holds=bool(forget_g <= 0.7 * forget_n)),
+        Claim(text="TCC importance beats uniform importance (plain L2 anchoring, lambda tuned alike)",
+              paper="GHOST >= uniform + 1 point", measured=ghost, baseline=uniform,
+              holds=bool(ghost >= uniform + 0.01)),
+        Claim(text="GHOST beats one-round FedAvg on a heterophilous CSBM (homophily 0.2)",
+              paper="GHOST >= one-shot FedAvg", measured=h_ghost, baseline=h_fedavg,
+              holds=bool(h_ghost >= h_fedavg)),
+        Claim(text="uplink of GHOST's single message vs FedAvg with R = 50 rounds (ledger bits)",
+              paper="<= 1/10", measured=up_ratio, baseline=0.1, holds=bool(up_ratio <= 0.1)),
+        Claim(text="server integration time vs one client's generator training (same run)",
+              paper="<= 3x", measured=speed, baseline=3.0, holds=bool(speed <= 3.0)),
+    ]
+
+    metrics = {
+        "config": {"n_nodes": n_nodes, "n_classes": 5, "n_features": 64, "avg_degree": 8, "class_sep": 3.0,
+                   "n_clients": 5, "alpha": 0.1, "gen_epochs": gen_epochs, "proxy_steps": 3, "server_steps": 5,
+                   "fedavg_rounds": rounds, "ghost_grid": {k: list(v) for k, v in GHOST_GRID.items()},
+                   "uniform_grid": list(UNIFORM_GRID)},
+        "homophilous": homo, "heterophilous": hetero, "cora": cora_row,
+        "summary": {"ghost": ghost, "fedavg_one_shot": fedavg1, "local_only": local, "no_consolidation": no_cons,
+                    "uniform_importance": uniform, "joint_proxies": _mean(homo, "joint_proxies"),
+                    "centralized": _mean(homo, "centralized"), "fedavg_many": _mean(homo, "fedavg_many"),
+                    "hetero_ghost": h_ghost, "hetero_fedavg_one_shot": h_fedavg,
+                    "cora_ghost": cora_row["ghost"], "cora_fedavg_one_shot": cora_row["fedavg_one_shot"],
+                    "cora_local_only": float(np.mean(cora_row["local_only"])),
+                    "cora_uplink_ratio_vs_50_rounds":
+                        cora_row["ghost_up_bits"] / (50 * cora_row["fedavg_one_round_up_bits"]),
+                    "uplink_ratio": up_ratio, "server_over_client_seconds": speed},
+    }
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    methods = ["ghost", "no_consolidation", "uniform_importance", "joint_proxies", "fedavg_one_shot", "local_only",
+               "centralized"]
+    width = 0.38
+    for k, (name, data) in enumerate((("homophilous", homo), ("heterophilous", hetero))):
+        means = [_mean(data, m) for m in methods]
+        spread = [np.std([np.mean(r[m]) for r in data]) for m in methods]
+        axes[0].bar(np.arange(len(methods)) + (k - 0.5) * width, means, width, yerr=spread, label=name)
+    axes[0].set_xticks(np.arange(len(methods)), [m.replace("_", "\n") for m in methods], fontsize=7)
+    axes[0].set_ylabel("global test accuracy")
+    axes[0].set_title("one-shot subgraph FL on CSBM (mean over seeds)")
+    axes[0].legend()
+    for key, style in (("ghost", "-"), ("no_consolidation", "--")):
+        for i, r in enumerate(homo):
+            axes[1].plot(r[f"{key}_first_client_curve"], style, color=f"C{i}", label=f"{key} seed {run.seeds[i]}")
+    axes[1].set_xlabel("clients integrated")
+    axes[1].set_ylabel("accuracy on the first client's classes")
+    axes[1].set_title("forgetting during sequential integration")
+    axes[1].legend(fontsize=6)
+    figure = run.savefig(fig, "ghost")
+    return Result(metrics=metrics, claims=claims, figures=[figure])
+
