@@ -15,7 +15,7 @@ communication read from its ledger: the bits the messages actually serialized).
    of batch 32, lr 0.1): Ferret (K = 100, official blocks and norm rule, fixed seed pool, eta_s = 1)
    against FedKSeed with the same uplink (its K set so that its K float32 accumulators are at least
    Ferret's mean uplink message), capped at 3x Ferret's rounds to 80% test accuracy.
-   Wall-clock to 80%: FedKSeed runs 10x Ferret's rounds; if it never reaches 80%, that run's time is
+   Wall-clock to 80%: FedKSeed runs 20x Ferret's rounds; if it never reaches 80%, that run's time is
    a lower bound of its time to 80% (so the measured ratio is an upper bound of the true one).
 4. Fine-tuning (the MLP pre-trained centrally on digits with 25% of pixels permuted and noise,
    then federated on clean digits): Ferret against FedAvg after R rounds (accuracy gap, uplink bits).
@@ -70,7 +70,11 @@ PAPER = Paper(
 SIZES = [64, 128, 64, 10]
 N_CLIENTS, PER_ROUND, ALPHA, STEPS, BATCH, LR = 10, 5, 0.5, 10, 32, 0.1
 K_FERRET, TARGET = 100, 0.80
-TIME_CAP = 10  # FedKSeed's run for the wall-clock claim: 10x Ferret's rounds to the target
+# FedKSeed's run for the wall-clock claim: 20x Ferret's rounds to the target.  One Ferret round costs about 5x a
+# FedKSeed round here (measured: 0.12 s vs 0.025 s of CPU, one thread), so with 10x the bound on FedKSeed's time was
+# too loose to say anything (median ratio 0.54 while FedKSeed was still at ~30% accuracy); the longer run measures
+# FedKSeed's time-to-target more tightly and still stops it (quick: it stays below 40% accuracy).
+TIME_CAP = 20
 FEDKSEED_LR, FEDKSEED_EPS = 3e-3, 1e-3  # 1e-3 barely moves, 1e-2 diverges (calibration, seed 0, 60 rounds)
 
 
@@ -202,16 +206,19 @@ def _bits_to(curve: list[float], bits: list[int], target: float) -> float | None
 
 def reproduce(run: Run) -> Result:
     warnings.filterwarnings("ignore", message="more directions than values", category=RuntimeWarning)
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _reproduce(run)
+        with threadpool_limits(1):  # one BLAS thread: deterministic sums, and no spinning threads on 2 shared cores
+            return _reproduce(run)
     finally:
         torch.set_num_threads(before)
 
 
 def _reproduce(run: Run) -> Result:
-    draws = run.pick(smoke={10: 20, 100: 5, 1000: 2}, quick={10: 250, 100: 50, 1000: 5},
+    draws = run.pick(smoke={10: 20, 100: 5, 1000: 2}, quick={10: 250, 100: 50, 1000: 10},
                      full={10: 2000, 100: 2000, 1000: 2000})
     block_draws = run.pick(smoke=5, quick=30, full=500)
     scratch_rounds, tune_rounds = run.pick(smoke=(6, 4), quick=(30, 60), full=(60, 60))
@@ -247,7 +254,7 @@ def _reproduce(run: Run) -> Result:
                         "fedkseed_cap": cap, "fedkseed_K": k_fks, "ferret_up_bits": fer[1][-1],
                         "fedavg_up_bits": avg[1][-1], "fedkseed_up_bits": fks[1][-1],
                         "ferret_mean_message_bits": mean_msg_bits, "fedkseed_mean_message_bits":
-                        fks[1][-1] / (PER_ROUND * cap),
+                        fks[1][-1] / (PER_ROUND * len(fks[0])),
                         "ferret_seconds_to_target": fer[2][r_fer - 1] if r_fer else None,
                         "fedkseed_rounds_to_target_long": r_fks_long, "fedkseed_long_rounds": len(fks[0]),
                         "fedkseed_seconds_to_target_or_cap": fks[2][(r_fks_long or len(fks[0])) - 1],

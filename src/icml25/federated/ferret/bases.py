@@ -22,11 +22,13 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-__all__ = ["KINDS", "SCHEDULES", "basis", "iter_basis_chunks", "candidate_seeds", "round_seeds", "seed_digest"]
+__all__ = ["KINDS", "SCHEDULES", "basis", "rademacher_rows", "iter_basis_chunks", "candidate_seeds", "round_seeds",
+           "seed_digest"]
 
 KINDS = ("gaussian", "rademacher", "official")
 SCHEDULES = ("fixed", "per_round")
 _MAX_SEED = 10**11
+_SIGNS = np.array([1.0, -1.0], dtype=np.float32)  # bit 0 -> +1, bit 1 -> -1
 
 
 def _check_int(name: str, value: object, low: int) -> int:
@@ -59,15 +61,24 @@ def iter_basis_chunks(seed: int, dim: int, kind: str = "gaussian", block: int = 
             yield rng.standard_normal(n, dtype=np.float32)
         elif kind == "rademacher":
             words = rng.bit_generator.random_raw(-(-n // 64)).astype("<u8")
-            bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:n]
-            yield np.float32(1.0) - np.float32(2.0) * bits.astype(np.float32)
+            yield _SIGNS[np.unpackbits(words.view(np.uint8), count=n, bitorder="little")]
         else:
             yield ndtri(low + (high - low) * rng.random(n)).astype(np.float32)
 
 
 def basis(seed: int, dim: int, kind: str = "gaussian", block: int = 0, chunk: int = 2**20) -> np.ndarray:
     """The random direction of ``seed`` for block ``block`` of size ``dim`` (float32, CPU, deterministic)."""
-    return np.concatenate(list(iter_basis_chunks(seed, dim, kind, block, chunk)))
+    parts = list(iter_basis_chunks(seed, dim, kind, block, chunk))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def rademacher_rows(seeds: np.ndarray, dim: int, block: int = 0) -> np.ndarray:
+    """``np.stack([basis(s, dim, "rademacher", block) for s in seeds])``, generated in one pass (fast path)."""
+    n_words = -(-int(dim) // 64)
+    words = np.concatenate([np.zeros(0, np.uint64)] + [
+        np.random.Philox(key=np.array([int(s), block], dtype=np.uint64)).random_raw(n_words) for s in seeds])
+    bits = np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little").reshape(len(seeds), 64 * n_words)
+    return _SIGNS[bits[:, :dim]]
 
 
 def candidate_seeds(root_seed: int, K: int) -> np.ndarray:

@@ -4,7 +4,9 @@ Ferret (Shu et al., ICML 2025), Sec. 3: a client's update ``Delta`` is cut into 
 gets ``K_l`` of the ``K`` shared seeds and is sent as ``K_l`` coordinates
 ``gamma_{l,k} = <v_{l,k}, Delta_l> / K_l`` (unbiased with ``E[v v^T] = I``); the server regenerates
 every direction once, and rebuilds ``sum_k gammā_{l,k} v_{l,k}``.  Directions are streamed one at a
-time (chunked), so no ``K x d`` matrix is ever held.
+time (chunked), or, for blocks smaller than ``chunk`` values, in groups of at most ``chunk`` values (one
+matrix-vector product per group), so no ``K x d`` matrix is ever held: extra memory stays below
+``chunk`` floats (4 MiB by default) plus one block.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.federated.ferret.bases import _check_kind, iter_basis_chunks
+from icml25.federated.ferret.bases import _check_kind, basis, iter_basis_chunks, rademacher_rows
 from icml25.federated.messages import MalformedMessageError
 
 __all__ = ["Block", "Coords", "make_blocks", "parameter_aliases", "allocate_directions", "project", "reconstruct",
@@ -200,13 +202,18 @@ def project(deltas: Sequence[np.ndarray], seeds: np.ndarray, counts: Sequence[in
             raise ValueError(f"block {block}: {n} directions, allowed 0..min(K={K}, d_l={delta.size})")
         idx = np.arange(K) if n == K else np.sort(rng.choice(K, size=n, replace=False))
         scale = coordinate_scale(kind, delta.size, max(n, 1))
-        vals = []
-        for k in idx:
-            dot, pos = 0.0, 0
-            for part in iter_basis_chunks(int(seeds[k]), delta.size, kind, block, chunk):
-                dot += float(np.dot(part, delta[pos:pos + part.size]))
-                pos += part.size
-            vals.append(scale * dot)
+        if delta.size <= chunk:  # whole directions, a group at a time: one matrix-vector product per group
+            vals = np.concatenate([np.zeros(0, np.float32)] + [
+                _stack(seeds, group, delta.size, kind, block) @ delta for group in _groups(idx, delta.size, chunk)])
+            vals = (vals.astype(np.float64) * scale).tolist()
+        else:  # one direction at a time, chunk by chunk
+            vals = []
+            for k in idx:
+                dot, pos = 0.0, 0
+                for part in iter_basis_chunks(int(seeds[k]), delta.size, kind, block, chunk):
+                    dot += float(np.dot(part, delta[pos:pos + part.size]))
+                    pos += part.size
+                vals.append(scale * dot)
         index.append(idx.astype(np.int64))
         values.append(np.asarray(vals, dtype=np.float32))
     return Coords(index, values)
@@ -227,17 +234,34 @@ def reconstruct(dense: np.ndarray, seeds: np.ndarray, dims: Sequence[int], kind:
     updates, count = [], 0
     for block, dim in enumerate(dims):
         acc = np.zeros(int(dim), dtype=np.float32)
-        for k in np.flatnonzero(dense[block]):
-            coef = dense[block, k]
-            if clip is not None:
-                v = np.concatenate(list(iter_basis_chunks(int(seeds[k]), int(dim), kind, block, chunk)))
-                coef = coef * min(1.0, clip / (abs(float(coef)) * float(np.linalg.norm(v)) + 1e-12))
-                acc += np.float32(coef) * v
-            else:
+        used = np.flatnonzero(dense[block])
+        if dim <= chunk or clip is not None:  # whole directions, a group at a time
+            for group in _groups(used, int(dim), chunk):
+                V = _stack(seeds, group, int(dim), kind, block)
+                coefs = dense[block, group].astype(np.float32)
+                if clip is not None:
+                    size = np.abs(coefs) * np.linalg.norm(V, axis=1)
+                    coefs = coefs * np.minimum(1.0, clip / np.maximum(size, 1e-30)).astype(np.float32)
+                acc += coefs @ V
+        else:  # one direction at a time, chunk by chunk
+            for k in used:
                 pos = 0
                 for part in iter_basis_chunks(int(seeds[k]), int(dim), kind, block, chunk):
-                    acc[pos:pos + part.size] += coef * part
+                    acc[pos:pos + part.size] += dense[block, k] * part
                     pos += part.size
-            count += 1
+        count += used.size
         updates.append(acc)
     return updates, count
+
+
+def _groups(idx: np.ndarray, dim: int, chunk: int) -> list[np.ndarray]:
+    """Split seed indices into groups whose stacked directions hold at most ``max(chunk, dim)`` values."""
+    size = max(1, chunk // dim)
+    return [idx[a:a + size] for a in range(0, len(idx), size)]
+
+
+def _stack(seeds: np.ndarray, group: np.ndarray, dim: int, kind: str, block: int) -> np.ndarray:
+    if kind == "rademacher":
+        return rademacher_rows(seeds[group], dim, block)
+    return np.stack([basis(int(seeds[k]), dim, kind, block) for k in group]) if len(group) else np.zeros((0, dim),
+                                                                                                           np.float32)
