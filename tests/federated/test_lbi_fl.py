@@ -302,7 +302,7 @@ def test_train_agent_behaviour_cloning_learns_the_teacher():
         return out
 
     policy = train_agent(proxy, episodes=150, bc_weight=1.0, bc_decay=1.0, lr=0.02, seed=0)
-    states = [_state(t, b) for t, b in [(0.05, (4, 4, 4)), (0.15, (4, 4, 4)), (0.3, (4, 4, 6)), (0.5, (4, 4, 8)),
+    states = [_state(t, b) for t, b in [(0.15, (4, 4, 4)), (0.3, (4, 4, 6)), (0.5, (4, 4, 8)),
                                         (0.8, (4, 4, 8)), (0.9, (4, 6, 8))]]
     assert [policy.act(s, rng) for s in states] == [teacher.act(s, rng) for s in states]
     with pytest.raises(ValueError, match="episodes"):
@@ -332,15 +332,16 @@ def _model():
 
 def test_run_lbi_fl_learns_counts_ledger_bits_and_is_deterministic():
     data, X, y = _clients_data()
-    run = run_lbi_fl(_model, data, rounds=6, policy=TeacherSchedulePolicy(), X_test=X, y_test=y, itv=2, seed=0)
-    assert run.final_accuracy > 0.8
+    kw = dict(rounds=6, policy=TeacherSchedulePolicy(), X_test=X, y_test=y, itv=2, seed=0, lr=0.3, batch_size=16)
+    run = run_lbi_fl(_model, data, **kw)
+    assert run.final_accuracy > 0.85
     arrays = module_to_arrays(_model())
     per_message = payload_bits(encode_arrays(arrays, 4))
     assert run.history.ledger.total("down") == run.history.ledger.total("up") == 6 * 3 * per_message
     assert [b[0] for b in run.bits_log] == [(4, 4, 4)] * 2 + [(4, 4, 6)] * 2 + [(4, 4, 8)] * 2
     macs = sum(count_macs(_model(), (8,)).values())
-    assert run.bitops == plan_bitops(TeacherSchedulePolicy(), [40] * 3, 6, macs, itv=2)
-    again = run_lbi_fl(_model, data, rounds=6, policy=TeacherSchedulePolicy(), X_test=X, y_test=y, itv=2, seed=0)
+    assert run.bitops == pytest.approx(plan_bitops(TeacherSchedulePolicy(), [40] * 3, 6, macs, itv=2))
+    again = run_lbi_fl(_model, data, **kw)
     assert again.accuracy == run.accuracy
 
 

@@ -9,9 +9,9 @@ reconstructed (the paper's Eqs. 5-8 were not available): see :mod:`icml25.federa
 Example
 -------
 >>> import torch
->>> from icml25.federated.lbi_fl import BitConfig, QLinear, fake_quant, TeacherSchedulePolicy, run_lbi_fl
->>> fake_quant(torch.tensor([0.5, -1.0, 0.26]), bits=4).tolist()
-[0.5714285969734192, -1.0, 0.2857142984967804]
+>>> from icml25.federated.lbi_fl import BitConfig, QLinear, fake_quant
+>>> fake_quant(torch.tensor([0.7, -1.4, 0.1]), bits=4).tolist()  # scale 1.4 / 7: q = 4, -7, 0
+[0.800000011920929, -1.399999976158142, 0.0]
 >>> layer = QLinear(8, 2, bits=BitConfig(w=4, a=4, g=8))
 >>> layer(torch.ones(3, 8)).shape
 torch.Size([3, 2])

@@ -38,7 +38,7 @@ from icml25.federated.lbi_fl.quant import (
 )
 from icml25.federated.ledger import CommunicationLedger
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, pack_uint, unpack_uint
-from icml25.federated.simulation import Client, History, Strategy, check_same_layout, simulate, weighted_average
+from icml25.federated.simulation import Client, History, Strategy, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 
 __all__ = [
