@@ -356,6 +356,7 @@ class GhostStrategy(Strategy):
         if not uploads:
             raise ValueError("integrate needs at least one client upload")
         rng = as_generator(self.seed)
+        uploads = sorted(uploads, key=lambda u: u[0])
         order = [uploads[i] for i in rng.permutation(len(uploads))]
         model = self.make_model()
         params = dict(model.named_parameters())
