@@ -310,6 +310,9 @@ def _full_claims(run: Run, metrics: dict[str, Any]) -> tuple[list[Claim], str]:
     steps_order = list(zip(FULL["phis"], FULL["phis"][1:], strict=False))
     monotone = all(to90[a][i] > to90[b][i] or (math.isinf(to90[a][i]) and not math.isinf(to90[b][i]))
                    for a, b in steps_order for i in range(len(seeds)))
+    # Full-scale outcome (results/full/grokking_multihop.json, 1955 s): phi = 7.2 reached 0.73 / 0.44 held-out ID
+    # accuracy vs 0.06 / 0.05 at phi = 1.8 -- the effect is clear but below the 0.8 threshold at this step budget
+    # (not reproduced at CPU scale); no phi reached 90%.  Thresholds kept as in the brief.
     claims = [
         Claim(text=f"phi controls generalisation: phi={max(FULL['phis'])} reaches >= 0.8 held-out ID 2-hop accuracy "
                    f"and beats phi={min(FULL['phis'])} by >= 0.4 at the same steps (both fit atomic facts)",
@@ -321,6 +324,8 @@ def _full_claims(run: Run, metrics: dict[str, Any]) -> tuple[list[Claim], str]:
               paper="monotone decreasing in phi", measured={str(k): v for k, v in to90.items()}, baseline=None,
               holds=monotone),
     ]
+    # GeoNames outcome: the natural-phi baseline already answers 0.998 of the held-out real questions (cities of
+    # one country share every 2-hop answer), so the +0.3 lift cannot hold; the wrong-augmentation claim holds.
     for graph in FULL["geo"]:
         nat, aug = final(f"{graph}_natural", "test_id"), final(f"{graph}_random_entities", "test_id")
         wrong = final(f"{graph}_rewired_copies", "test_id")
