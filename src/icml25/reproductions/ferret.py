@@ -19,6 +19,8 @@ communication read from its ledger: the bits the messages actually serialized).
    a lower bound of its time to 80% (so the measured ratio is an upper bound of the true one).
 4. Fine-tuning (the MLP pre-trained centrally on digits with 25% of pixels permuted and noise,
    then federated on clean digits): Ferret against FedAvg after R rounds (accuracy gap, uplink bits).
+   Uplink bits to reach 85% of FedAvg's final accuracy: asserted on the from-scratch runs, since the
+   pre-trained start is already above that target (both variants are in the metrics).
 
 The federated runs use Rademacher bases (unbiased like the Gaussian default, about 100x cheaper to
 generate on a CPU); the Gaussian default is what check 1 measures, and the full scale runs the
@@ -74,7 +76,7 @@ K_FERRET, TARGET = 100, 0.80
 # FedKSeed round here (measured: 0.12 s vs 0.025 s of CPU, one thread), so with 10x the bound on FedKSeed's time was
 # too loose to say anything (median ratio 0.54 while FedKSeed was still at ~30% accuracy); the longer run measures
 # FedKSeed's time-to-target more tightly and still stops it (quick: it stays below 40% accuracy).
-TIME_CAP = 20
+TIME_CAP = {"smoke": 3, "quick": 20, "full": 20}
 FEDKSEED_LR, FEDKSEED_EPS = 3e-3, 1e-3  # 1e-3 barely moves, 1e-2 diverges (calibration, seed 0, 60 rounds)
 
 
@@ -240,14 +242,15 @@ def _reproduce(run: Run) -> Result:
         k_fks = int(np.ceil(mean_msg_bits / 32))
         # one FedKSeed run of TIME_CAP x Ferret's rounds: the rounds claim reads its first 3x (the brief's cap),
         # the wall-clock claim the whole run (runs are deterministic round by round)
-        fks = _run("fedkseed", scratch_fn, data, parts, TIME_CAP * (r_fer or scratch_rounds), seed, k_fks, basis)
+        fks = _run("fedkseed", scratch_fn, data, parts, TIME_CAP[run.scale] * (r_fer or scratch_rounds), seed, k_fks,
+                   basis)
         r_fks = _rounds_to(fks[0][:cap], TARGET)
         r_fks_long = _rounds_to(fks[0], TARGET)
         tune_fn = _corrupted_pretrain(data, seed, pretrain_epochs)
         start_acc = accuracy_evaluator(tune_fn, data.X_test, data.y_test)(module_to_arrays(tune_fn()))["accuracy"]
         t_fer = _run("ferret", tune_fn, data, parts, tune_rounds, seed, K_FERRET, basis)
         t_avg = _run("fedavg", tune_fn, data, parts, tune_rounds, seed)
-        target85 = 0.85 * t_avg[0][-1]
+        target85, scratch85 = 0.85 * t_avg[0][-1], 0.85 * avg[0][-1]
         per_seed[str(seed)] = {
             "scratch": {"ferret_curve": fer[0], "fedavg_curve": avg[0], "fedkseed_curve": fks[0],
                         "ferret_rounds_to_target": r_fer, "fedkseed_rounds_to_target": r_fks,
@@ -260,7 +263,9 @@ def _reproduce(run: Run) -> Result:
                         "fedkseed_seconds_to_target_or_cap": fks[2][(r_fks_long or len(fks[0])) - 1],
                         "ferret_round_seconds": fer[2][-1] / scratch_rounds, "fedkseed_round_seconds":
                         fks[2][-1] / len(fks[0]), "ferret_cum_bits": fer[1], "fedavg_cum_bits": avg[1],
-                        "fedkseed_cum_bits": fks[1]},
+                        "fedkseed_cum_bits": fks[1], "target_85pct_fedavg": scratch85,
+                        "ferret_bits_to_85pct": _bits_to(fer[0], fer[1], scratch85),
+                        "fedavg_bits_to_85pct": _bits_to(avg[0], avg[1], scratch85)},
             "finetune": {"start_accuracy": start_acc, "ferret_curve": t_fer[0], "fedavg_curve": t_avg[0],
                          "ferret_final": t_fer[0][-1], "fedavg_final": t_avg[0][-1],
                          "ferret_up_bits": t_fer[1][-1], "fedavg_up_bits": t_avg[1][-1],
@@ -286,7 +291,9 @@ def _result(run: Run, math: dict, linearity: dict, per_seed: dict) -> Result:
     time_ratios = [(s["ferret_seconds_to_target"] or np.inf) / s["fedkseed_seconds_to_target_or_cap"] for s in sc]
     gaps = [f["ferret_final"] - f["fedavg_final"] for f in ft]
     bit_ratios = [f["up_bits_ratio"] for f in ft]
-    bits85 = [(f["ferret_bits_to_85pct"] or np.inf, f["fedavg_bits_to_85pct"] or np.inf) for f in ft]
+    # on the from-scratch runs: after pre-training the start accuracy (~83%) is already above 85% of FedAvg's
+    # final one (~81%), so both methods reach it in round 1 (reported in the metrics, not a test of anything)
+    bits85 = [(s["ferret_bits_to_85pct"] or np.inf, s["fedavg_bits_to_85pct"] or np.inf) for s in sc]
     claims = [
         Claim(text="Reconstruction from seed-regenerated Gaussian directions is unbiased",
               paper="||mean(Delta~) - Delta|| / ||Delta|| <= 3 sqrt((d+1)/(K n)), K in {10, 100, 1000}",
@@ -314,8 +321,8 @@ def _result(run: Run, math: dict, linearity: dict, per_seed: dict) -> Result:
               baseline=[s["fedkseed_rounds_to_target"] or f">{s['fedkseed_cap']}" for s in sc],
               holds=bool(all(r <= 1 / 3 for r in round_ratios))),
         Claim(text=f"Ferret's wall-clock to {TARGET:.0%} is <= 0.5x FedKSeed's",
-              paper=f"median time ratio <= 0.5 (FedKSeed run for {TIME_CAP}x Ferret's rounds; if it never reaches the "
-                    "target, that run's time, a lower bound of its time)",
+              paper=f"median time ratio <= 0.5 (FedKSeed run for {TIME_CAP[run.scale]}x Ferret's rounds; if it never "
+                    "reaches the target, that run's time, a lower bound of its time)",
               measured=float(np.median(time_ratios)), baseline=1.0, holds=bool(np.median(time_ratios) <= 0.5)),
         Claim(text="Fine-tuning: Ferret accuracy within 5 points of FedAvg",
               paper=f"Ferret >= FedAvg - 0.05 after R rounds, every seed (R = {len(ft[0]['ferret_curve'])})",
@@ -324,7 +331,7 @@ def _result(run: Run, math: dict, linearity: dict, per_seed: dict) -> Result:
         Claim(text="Fine-tuning: Ferret's cumulative uplink (ledger bits) <= 1/20 of FedAvg's",
               paper="uplink ratio <= 0.05", measured=float(max(bit_ratios)), baseline=1.0,
               holds=bool(max(bit_ratios) <= 0.05)),
-        Claim(text="Fine-tuning: fewer uplink bits than FedAvg to reach 85% of FedAvg's final accuracy",
+        Claim(text="From scratch: fewer uplink bits than FedAvg to reach 85% of FedAvg's final accuracy",
               paper="Ferret bits < FedAvg bits, every seed", measured=[b[0] for b in bits85],
               baseline=[b[1] for b in bits85], holds=bool(all(a < b for a, b in bits85))),
     ]
