@@ -1,8 +1,8 @@
 """LBI-FL: low-bit integerized federated learning with an RL bit-width agent, on digits.
 
 Quick scale (the brief's substitute for CIFAR/ResNet): scikit-learn digits, MLP 64-256-128-10,
-10 clients with a Dirichlet(0.5) label split, all participating, 2 local epochs of SGD (lr 0.1,
-batch 32), decisions every 5 rounds, 3 seeds.  Per seed, in the same run and with the same data:
+10 clients with a Dirichlet(0.5) label split, all participating, 25 rounds of 2 local epochs of SGD
+(lr 0.1, batch 32), decisions every 5 rounds, 3 seeds.  Per seed, in the same run and with the same data:
 
 * FP32 FedAvg (the runtime's FedAvg and TorchClassifierClient): accuracy and bits on the wire;
 * UI8 (all components INT8, INT8 messages) and UI4 (all INT4): fixed policies;
@@ -61,7 +61,12 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
-    known_misses=(),
+    known_misses=(
+        "LBI-FL accuracy vs UI8 (mean over seeds)",
+        "LBI-FL accuracy vs static INT4 (UI4)",
+        "LBI-FL accuracy vs random allocation at matched BitOPs (within 5%)",
+        "agent transferred unchanged to a CNN, Dirichlet 0.25: accuracy vs UI8 (mean)",
+    ),
 )
 
 LR, BATCH, EPOCHS = 0.1, 32, 2
@@ -139,7 +144,8 @@ def _unbiasedness(n_draws: int) -> dict[str, float]:
 
 
 def reproduce(run: Run) -> Result:
-    rounds = run.pick(smoke=4, quick=30, full=100)
+    # quick: 25 rounds (the brief says 40) to fit the 120 s budget; 40 rounds cost ~180 s of CPU here
+    rounds = run.pick(smoke=4, quick=25, full=100)
     itv = run.pick(smoke=2, quick=5, full=5)
     n_clients = run.pick(smoke=3, quick=10, full=10)
     torch.set_num_threads(1)
@@ -182,7 +188,7 @@ def reproduce(run: Run) -> Result:
                                 y_test=cnn_data.y_test, initial_bits=bits, seed=seed, **kw)
                for name, policy, bits in (("lbi", agent, (4, 4, 4)), ("ui8", FixedPolicy(), (8, 8, 8)))}
         run.progress((7 * i + 6) / steps, f"seed {seed}: CNN transfer done")
-        convex = _convex_check(seed, run.pick(smoke=3, quick=20, full=50), n_clients)
+        convex = _convex_check(seed, run.pick(smoke=3, quick=15, full=50), n_clients)
         run.progress((7 * i + 7) / steps, f"seed {seed}: convex check done")
 
         per_seed["fp32_acc"].append(_tail(runs["fp32_curve"]))
@@ -213,6 +219,15 @@ def reproduce(run: Run) -> Result:
     lr_ratio = [a / b for a, b in zip(per_seed["lr_loss_int4_sr"], per_seed["lr_loss_fp32"], strict=True)]
     unbiased = _unbiasedness(run.pick(smoke=2000, quick=10_000, full=10_000))
 
+    # Known misses (measured at quick scale with the faithful method; thresholds kept as in the brief):
+    # the shipped agent learned to raise gradients to INT8 early and to keep weights and activations
+    # at INT4, i.e. (4, 4, 8) for most of training (BitOPs 0.375 x UI8).  On digits, gradient bits
+    # barely matter: the accuracy gap to UI8 (about 7 points on the MLP, 27 on the CNN, whose first
+    # conv has 72 weights on one per-tensor 4-bit scale) comes from INT4 weights in the forward pass
+    # and in both messages, which neither the teacher schedule nor our reward (QI favours low bits)
+    # ever raises.  So LBI-FL sits at UI4's accuracy (no +2 points), and a random policy at matched
+    # BitOPs, which sometimes raises weights, is as good or better.  Raising b_w would cost the 8x
+    # communication claim, which the paper reaches by keeping weights at INT4.
     claims = [
         Claim("communication: FP32 bits / LBI-FL bits (both directions, from the ledger), min over seeds",
               "8x (pass: >= 7.5)", min(comm_ratio), 1.0, min(comm_ratio) >= 7.5),
