@@ -276,7 +276,7 @@ class GhostStrategy(Strategy):
 
     def __init__(self, n_features: int, n_classes: int, hidden: int = 128, dropout: float = 0.3,
                  proxy_steps: int = 3, server_steps: int = 5, lr: float = 0.01, weight_decay: float = 4e-4,
-                 lambda_r: float = 1.0, importance: str = "tcc", importance_norm: str = "max",
+                 lambda_r: float = 0.03, importance: str = "tcc", importance_norm: str = "max",
                  proxy_labels: str = "client_histogram", schedule: str = "sequential", k: int = 5,
                  noise_dim: int = 64, gen_dropout: float = 0.2, seed: int = 0, device: torch.device | str = "cpu",
                  evaluate_fn: Callable[[GCN], Mapping[str, float]] | None = None) -> None:
@@ -382,7 +382,7 @@ class GhostStrategy(Strategy):
             for cid, arrays in order:
                 for _ in range(self.proxy_steps):
                     x, edge_index, adj, y = self._proxy(gens[cid], arrays, rng)
-                    omega = self._importance(model, x, adj, edge_index)
+                    omega = self._importance(model, x, adj, edge_index) if self.lambda_r > 0 else {}
                     for _ in range(self.server_steps):
                         opt.zero_grad()
                         loss = F.nll_loss(model(x, adj)[1], y)
