@@ -388,3 +388,22 @@ def test_flower_adapter_runs_lbi_fl_like_the_simulator():
     for name, value in history.arrays.items():
         np.testing.assert_allclose(wrapped.arrays[name], value)
     assert strategy.bits_log == reference.bits_log
+
+
+def test_stochastic_message_rounding_is_unbiased_and_validated():
+    arrays = {"w": np.array([[0.3, -0.11], [0.05, 1.0]], np.float32)}
+    gen = torch.Generator().manual_seed(0)
+    mean = np.mean([decode_arrays(encode_arrays(arrays, 4, rounding="stochastic", generator=gen), arrays, 4)["w"]
+                    for _ in range(4000)], axis=0)
+    np.testing.assert_allclose(mean, arrays["w"], atol=0.01)
+    nearest = decode_arrays(encode_arrays(arrays, 4), arrays, 4)["w"]
+    assert abs(nearest[1, 0] - 0.05) > 0.04  # round-to-nearest drops 0.05 (less than half a step of 1/7)
+    with pytest.raises(ValueError, match="rounding"):
+        encode_arrays(arrays, 4, rounding="floor")
+    data, X, y = _clients_data()
+    with pytest.raises(ValueError, match="message_rounding"):
+        LBIFLClient(_model, *data[0], message_rounding="up")
+    run = run_lbi_fl(_model, data, rounds=3, policy=FixedPolicy(), X_test=X, y_test=y, lr=0.3, batch_size=16,
+                     message_rounding="stochastic")
+    assert len(run.accuracy) == 3 and run.history.ledger.total("up") == 3 * 3 * payload_bits(
+        encode_arrays(module_to_arrays(_model()), 4))

@@ -50,15 +50,17 @@ Arrays = dict[str, np.ndarray]
 Q_SUFFIX, S_SUFFIX = "::q", "::s"
 
 
-def encode_arrays(arrays: Mapping[str, np.ndarray], b_w: int, per_channel: bool = False) -> Arrays:
+def encode_arrays(arrays: Mapping[str, np.ndarray], b_w: int, per_channel: bool = False, rounding: str = "nearest",
+                  generator: torch.Generator | None = None) -> Arrays:
     """The message of a model at ``b_w`` bits: per tensor ``name::q`` (packed unsigned ints) and ``name::s``
-    (float32 scales).  Symmetric quantization; ``q + 2^(b-1) - 1`` is sent so that it fits in b bits."""
+    (float32 scales).  Symmetric quantization (``rounding`` "nearest", the paper's, or "stochastic",
+    unbiased); ``q + 2^(b-1) - 1`` is sent so that it fits in b bits."""
     check_bits(b_w, "b_w")
     offset = 2 ** (b_w - 1) - 1
     out: Arrays = {}
     for name, value in arrays.items():
         q, scale = quantize_symmetric(torch.as_tensor(np.asarray(value, dtype=np.float32)), b_w,
-                                      per_channel and np.ndim(value) >= 2)
+                                      per_channel and np.ndim(value) >= 2, rounding, generator)
         out[name + Q_SUFFIX] = pack_uint(q.numpy().astype(np.int32) + offset, b_w)
         out[name + S_SUFFIX] = scale.numpy().astype(np.float32).reshape(-1)
     return out
@@ -115,12 +117,14 @@ class LBIFLClient(Client):
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, epochs: int = 2,
                  lr: float = 0.1, batch_size: int = 32, per_channel: bool = False, seed: int = 0,
-                 grad_rounding: str = "stochastic") -> None:
+                 grad_rounding: str = "stochastic", message_rounding: str = "nearest") -> None:
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
         self.model_fn, self.X, self.y = model_fn, X, y
         self.epochs, self.lr, self.batch_size, self.per_channel = epochs, lr, batch_size, per_channel
-        self.seed, self.grad_rounding = seed, grad_rounding
+        if message_rounding not in ("nearest", "stochastic"):
+            raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
+        self.seed, self.grad_rounding, self.message_rounding = seed, grad_rounding, message_rounding
         self.macs = sum(count_macs(model_fn(), tuple(X.shape[1:])).values())
 
     def fit(self, ins: FitIns) -> FitRes:
@@ -141,7 +145,8 @@ class LBIFLClient(Client):
                 values = [e[c] for e in errors if c in e]
                 metrics[f"err_{c}"] = float(np.mean(values)) if values else 0.0
             metrics["bitops"] = float(bitops_per_sample(self.macs, bits) * n * self.epochs)
-        return FitRes(encode_arrays(module_to_arrays(model), bits.w, self.per_channel), n, metrics)
+        upload = encode_arrays(module_to_arrays(model), bits.w, self.per_channel, self.message_rounding, generator)
+        return FitRes(upload, n, metrics)
 
 
 @dataclass
@@ -159,12 +164,15 @@ class LBIFLStrategy(Strategy):
     ``evaluate_fn(arrays, bits)`` evaluates the global float model under a :class:`BitConfig`
     (the lowest b_w and b_a among the clients).  ``decisions`` logs every decision; ``bitops`` sums
     the clients' training BitOPs; ``bits_log`` holds each round's (b_w, b_a, b_g) per client.
-    ``seed`` seeds the policy's random generator.
+    ``seed`` seeds the policy's random generator (and the stochastic rounding of the downlink).
+    ``message_rounding`` is how the messages round the weights: ``"nearest"`` (the paper's weight
+    quantizer) or ``"stochastic"`` (OUR option: unbiased, so small FedAvg updates are not rounded away).
     """
 
     def __init__(self, initial_arrays: Mapping[str, np.ndarray], policy: Policy, rounds: int, n_clients: int,
                  itv: int = 5, initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False,
-                 evaluate_fn: Callable[[Arrays, BitConfig], dict[str, float]] | None = None, seed: int = 0) -> None:
+                 evaluate_fn: Callable[[Arrays, BitConfig], dict[str, float]] | None = None, seed: int = 0,
+                 message_rounding: str = "nearest") -> None:
         if not isinstance(policy, Policy):
             raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
         for name, value in (("rounds", rounds), ("n_clients", n_clients), ("itv", itv)):
@@ -174,7 +182,9 @@ class LBIFLStrategy(Strategy):
             check_bits(b, "initial bit-width")
         self.layout = {k: np.asarray(v, dtype=np.float32).copy() for k, v in initial_arrays.items()}
         self.policy, self.rounds, self.itv, self.per_channel = policy, rounds, itv, per_channel
-        self.evaluate_fn = evaluate_fn
+        if message_rounding not in ("nearest", "stochastic"):
+            raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
+        self.evaluate_fn, self.message_rounding, self.seed = evaluate_fn, message_rounding, seed
         self.rng = np.random.default_rng(seed)
         self.clients = {cid: _ClientBits(BitConfig(*initial_bits)) for cid in range(n_clients)}
         self.decisions: list[tuple[int, int, BitWidthState, int]] = []
@@ -195,7 +205,8 @@ class LBIFLStrategy(Strategy):
         for cid in clients:
             bits = self._state(cid).bits
             if bits.w not in messages:  # the global model re-quantized once per downlink bit-width
-                messages[bits.w] = encode_arrays(arrays, bits.w, self.per_channel)
+                generator = torch.Generator().manual_seed(self.seed * 1_000_003 + server_round)
+                messages[bits.w] = encode_arrays(arrays, bits.w, self.per_channel, self.message_rounding, generator)
             config = {"round": server_round, "b_w": bits.w, "b_a": bits.a, "b_g": bits.g}
             out[cid] = FitIns(messages[bits.w], config)
         return out
@@ -283,7 +294,7 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
                local_epochs: int = 2, lr: float = 0.1, batch_size: int = 32,
                initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False, seed: int = 0,
                clients_per_round: int | None = None, on_failure: str = "skip",
-               policy_seed: int | None = None) -> LBIFLRun:
+               policy_seed: int | None = None, message_rounding: str = "nearest") -> LBIFLRun:
     """Run LBI-FL (or a fixed/random/teacher baseline, through ``policy`` and ``initial_bits``) on the runtime.
 
     ``seed`` fixes the model's data order, stochastic rounding and client sampling; ``policy_seed``
@@ -291,11 +302,11 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
     """
     if not client_data:
         raise ValueError("run_lbi_fl needs at least one client")
-    clients = [LBIFLClient(model_fn, X, y, local_epochs, lr, batch_size, per_channel, seed * 1000 + i)
-               for i, (X, y) in enumerate(client_data)]
+    clients = [LBIFLClient(model_fn, X, y, local_epochs, lr, batch_size, per_channel, seed * 1000 + i,
+                           message_rounding=message_rounding) for i, (X, y) in enumerate(client_data)]
     strategy = LBIFLStrategy(module_to_arrays(model_fn()), policy, rounds, len(clients), itv, initial_bits,
                              per_channel, lowbit_accuracy_evaluator(model_fn, X_test, y_test),
-                             seed if policy_seed is None else policy_seed)
+                             seed if policy_seed is None else policy_seed, message_rounding)
     history = simulate(clients, strategy, rounds, clients_per_round, seed, on_failure, CommunicationLedger())
     return LBIFLRun(history, history.curve("accuracy"), strategy.bitops, strategy.bits_log, strategy.decisions)
 

@@ -51,13 +51,17 @@ def _int_dtype(bits: int) -> torch.dtype:
     return torch.int8 if bits <= 8 else torch.int16
 
 
-def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False,
+def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False, rounding: str = "nearest",
+                       generator: torch.Generator | None = None,
                        _float_q: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Symmetric round-to-nearest quantization: ``(q, scale)`` with ``x ~ scale * q``, ``|q| <= 2^(b-1) - 1``.
+    """Symmetric quantization: ``(q, scale)`` with ``x ~ scale * q``, ``|q| <= 2^(b-1) - 1``.
 
-    ``per_channel`` gives one scale per slice along dim 0 (output channels); the scale then has
-    shape ``(C, 1, ..., 1)``.  An all-zero tensor (or slice) gets scale 0 and q = 0.
+    ``rounding="nearest"`` (the paper's W/A quantizer) or ``"stochastic"`` (unbiased, with
+    ``generator``).  ``per_channel`` gives one scale per slice along dim 0 (output channels); the
+    scale then has shape ``(C, 1, ..., 1)``.  An all-zero tensor (or slice) gets scale 0 and q = 0.
     """
+    if rounding not in ("nearest", "stochastic"):
+        raise ValueError(f"rounding must be 'nearest' or 'stochastic', got {rounding!r}")
     if not 2 <= int(bits) <= 16:
         raise ValueError(f"bits must be in [2, 16], got {bits!r}")
     _check_tensor(x)
@@ -68,7 +72,12 @@ def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False,
         amax = x.detach().abs().amax() if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
     _check_finite(amax)
     scale = amax / qmax
-    q = torch.clamp(torch.round(x.detach() / scale.clamp_min(torch.finfo(x.dtype).tiny)), -qmax, qmax)
+    t = x.detach() / scale.clamp_min(torch.finfo(x.dtype).tiny)
+    if rounding == "stochastic":
+        q = torch.floor(t + torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device))
+    else:
+        q = torch.round(t)
+    q = torch.clamp(q, -qmax, qmax)
     return (q if _float_q else q.to(_int_dtype(int(bits)))), scale
 
 
