@@ -207,13 +207,13 @@ def _bits_to(curve: list[float], bits: list[int], target: float) -> float | None
 
 
 def reproduce(run: Run) -> Result:
-    warnings.filterwarnings("ignore", message="more directions than values", category=RuntimeWarning)
     from threadpoolctl import threadpool_limits
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    try:
-        with threadpool_limits(1):  # one BLAS thread: deterministic sums, and no spinning threads on 2 shared cores
+    try:  # one BLAS thread: deterministic sums, and no spinning threads on 2 shared cores
+        with threadpool_limits(1), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="more directions than values", category=RuntimeWarning)
             return _reproduce(run)
     finally:
         torch.set_num_threads(before)
@@ -221,7 +221,7 @@ def reproduce(run: Run) -> Result:
 
 def _reproduce(run: Run) -> Result:
     draws = run.pick(smoke={10: 20, 100: 5, 1000: 2}, quick={10: 250, 100: 50, 1000: 10},
-                     full={10: 2000, 100: 2000, 1000: 2000})
+                     full={10: 2000, 100: 2000, 1000: 200})
     block_draws = run.pick(smoke=5, quick=30, full=500)
     scratch_rounds, tune_rounds = run.pick(smoke=(6, 4), quick=(30, 60), full=(60, 60))
     pretrain_epochs = run.pick(smoke=2, quick=10, full=10)
