@@ -1,4 +1,4 @@
-"""The ``icml25`` command line: list, show, reproduce, report."""
+"""The ``icml25`` command line: list, show, reproduce, report, and the GSM-∞ generator (gsm-infinity)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from icml25.harness.registry import Entry, catalogue, lookup
 from icml25.harness.report import catalogue_markdown, short_value, write_report
 from icml25.harness.runner import Outcome
 from icml25.harness.store import StoreError, load_result, result_path
+from icml25.reasoning.gsm_infinity import cli as gsm_cli
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fail a paper that runs longer than this, killing its worker (default: no limit)")
     p_report = sub.add_parser("report", help="write results/report.md and results/report.html")
     p_report.add_argument("--out", type=Path, default=Path("results"), help="results folder")
+    gsm_cli.add_parser(sub)
     return parser
 
 
@@ -237,8 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``icml25`` console script; returns the exit code."""
     try:
         args = build_parser().parse_args(argv)
-        return {"list": cmd_list, "show": cmd_show, "reproduce": cmd_reproduce, "report": cmd_report}[
-            args.command](args)
+        commands = {"list": cmd_list, "show": cmd_show, "reproduce": cmd_reproduce, "report": cmd_report,
+                    "gsm-infinity": gsm_cli.main}
+        return commands[args.command](args)
     except UsageError as exc:
         print(f"icml25: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -48,3 +48,13 @@ def test_show_every_paper_and_report(tmp_path, capsys):
         assert ("planned" in out) == (entry.status == "planned")
     assert main(["report", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "report.html").is_file() and (tmp_path / "report.md").is_file()
+
+
+def test_gsm_infinity_subcommand_is_registered(tmp_path, capsys):
+    out = tmp_path / "bench.jsonl"
+    assert main(["gsm-infinity", "generate", "--ops", "2,3", "--per-op", "2", "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 4
+    assert main(["gsm-infinity", "validate", str(out)]) == 0
+    assert main(["gsm-infinity", "generate", "--ops", "x", "--out", str(tmp_path / "bad.jsonl")]) == 2
+    assert "expected ints" in capsys.readouterr().err
+    assert not (tmp_path / "bad.jsonl").exists()
