@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from icml25.data.graphs import GraphData, edge_homophily, load_cora, make_csbm
+from icml25.data.graphs import GraphData, edge_homophily, induced_subgraph, load_cora, make_csbm
 from icml25.federated import FedAvg, simulate
 from icml25.federated.ghost import (
     GCN,
@@ -57,7 +57,15 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
-    known_misses=(),
+    known_misses=(
+        # Seeds 0-2: GHOST 0.684 vs uniform 0.720 (per-seed 0.61/0.69, 0.78/0.80, 0.66/0.67); on seeds 3-5 (same
+        # grids) it holds, 0.792 vs 0.737.  The seed-to-seed spread (about 10 points) exceeds the 1-point margin, and
+        # TCC only anchors the first layer while most forgetting happens in the output layer.
+        "TCC importance beats uniform importance (plain L2 anchoring, lambda tuned alike)",
+        # Measured 0.1385: at 64 features the generator (62k float32) is larger than the 64-128-5 GCN (8.9k), so one
+        # upload is 1/7 of 50 FedAvg rounds; with Cora's 1433 features the ratio is 0.045 (the next claim).
+        "uplink of GHOST's single message vs FedAvg with R = 50 rounds (ledger bits)",
+    ),
 )
 
 # Validation grids.  First calibration (3 seeds, homophilous CSBM, grid (0.1, 1, 10)) always picked the
@@ -187,6 +195,8 @@ def reproduce(run: Run) -> Result:
             run.progress(done / steps, f"{name} seed {seed}")
 
     cora = load_cora()
+    if run.scale == "smoke":   # the pipeline only: the first 600 nodes of Cora
+        cora = induced_subgraph(cora, np.arange(600))
     cora_row = one_setting(cora, run.seeds[0], n_clients=run.pick(smoke=3, quick=10, full=10), alpha=0.05,
                            gen_epochs=run.pick(smoke=3, quick=20, full=100), fedavg_rounds=0, tune=False)
     run.progress(1.0, "cora")
@@ -200,6 +210,16 @@ def reproduce(run: Run) -> Result:
     h_ghost, h_fedavg = _mean(hetero, "ghost"), _mean(hetero, "fedavg_one_shot")
     # Cora: 50 FedAvg rounds upload 50 times the one-round message measured by the ledger (same arrays each round)
     cora_up_ratio = cora_row["ghost_up_bits"] / (50 * cora_row["fedavg_one_round_up_bits"])
+
+    def seeds_where(a: str, b: str, margin: float) -> int:
+        return int(sum(np.mean(r[a]) >= np.mean(r[b]) + margin for r in homo))
+
+    per_seed_wins = {"ghost_vs_fedavg_one_shot_+5": seeds_where("ghost", "fedavg_one_shot", 0.05),
+                     "ghost_vs_local_only_+5": seeds_where("ghost", "local_only", 0.05),
+                     "ghost_vs_no_consolidation_+2": seeds_where("ghost", "no_consolidation", 0.02),
+                     "ghost_vs_uniform_importance_+1": seeds_where("ghost", "uniform_importance", 0.01),
+                     "hetero_ghost_vs_fedavg_one_shot": int(sum(r["ghost"] >= r["fedavg_one_shot"] for r in hetero)),
+                     "of": len(homo)}
 
     claims = [
         Claim(text="GHOST beats one-round FedAvg on global test accuracy (homophilous CSBM)",
@@ -232,7 +252,7 @@ def reproduce(run: Run) -> Result:
                    "n_clients": 5, "alpha": 0.1, "gen_epochs": gen_epochs, "proxy_steps": 3, "server_steps": 5,
                    "fedavg_rounds": rounds, "ghost_grid": {k: list(v) for k, v in GHOST_GRID.items()},
                    "uniform_grid": list(UNIFORM_GRID)},
-        "homophilous": homo, "heterophilous": hetero, "cora": cora_row,
+        "homophilous": homo, "heterophilous": hetero, "cora": cora_row, "per_seed_wins": per_seed_wins,
         "summary": {"ghost": ghost, "fedavg_one_shot": fedavg1, "local_only": local, "no_consolidation": no_cons,
                     "uniform_importance": uniform, "joint_proxies": _mean(homo, "joint_proxies"),
                     "centralized": _mean(homo, "centralized"), "fedavg_many": _mean(homo, "fedavg_many"),
