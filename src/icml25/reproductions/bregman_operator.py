@@ -245,6 +245,9 @@ def reproduce(run: Run) -> Result:
               paper="median step time ratio <= 1.15", measured=step_ratio, baseline=1.0, holds=step_ratio <= 1.15),
     ]
     if run.scale == "full":
+        # Measured at full scale (results/full/bregman_operator.json, seeds 0-2): neither holds. FNO(32) 0.191 vs
+        # FNO(16) 0.210 (seed spread dominates); Darcy BFNO(8) 3.18 vs FNO(8) 0.42 (raw outputs of scale 0.005,
+        # 200 samples, 15 epochs: BFNO does not converge). Reported as "not reproduced at CPU scale" in the docs.
         claims.append(Claim(
             text="FNO degrades with depth on Burgers (mean test relative L2 of the seeds, L = 32 vs L = 16)",
             paper="FNO(32) > FNO(16) (paper: FNO error grows with depth; 'not observed' if it fails)",
