@@ -209,15 +209,15 @@ def test_strategy_options_are_checked():
 def test_one_shot_round_trains_a_useful_model_and_ledger_counts_the_upload():
     clients, test = client_graphs()
     ghost = [GhostClient(g, gen_epochs=40, seed=i) for i, g in enumerate(clients)]
-    strategy = GhostStrategy(8, 3, hidden=16, seed=0)
+    strategy = GhostStrategy(8, 3, hidden=16, seed=0, evaluate_fn=lambda m: {"accuracy": gcn_accuracy(m, test)})
     history = simulate(ghost, strategy, rounds=1)
-    assert history.ledger.total("down") == 0
+    assert history.ledger.total("down") == 0 and len(history.curve("accuracy")) == 1
     upload_bits = sum(8 * a.nbytes for _, arrs in strategy.uploads_ for a in arrs.values())
     assert history.ledger.total("up") == upload_bits
     model = strategy.make_model()
     from icml25.federated.torch_clients import load_arrays
     acc = gcn_accuracy(load_arrays(model, history.arrays), test)
-    assert acc > 0.6   # 3 well separated classes: chance is 1/3
+    assert acc > 0.6 and acc == pytest.approx(history.curve("accuracy")[0])   # 3 separated classes: chance is 1/3
     assert [cid for cid, _ in strategy.trace_] != [] and len(strategy.trace_) == 2
 
 

@@ -277,8 +277,10 @@ def reproduce(run: Run) -> Result:
     axes[0].legend()
     for key, style in (("ghost", "-"), ("no_consolidation", "--")):
         for i, r in enumerate(homo):
-            axes[1].plot(r[f"{key}_first_client_curve"], style, color=f"C{i}", label=f"{key} seed {run.seeds[i]}")
-    axes[1].set_xlabel("clients integrated")
+            curve = r[f"{key}_first_client_curve"]
+            axes[1].plot(np.arange(1, len(curve) + 1), curve, style, color=f"C{i}", label=f"{key} seed {run.seeds[i]}")
+    axes[1].set_xticks(np.arange(1, len(homo[0]["ghost_first_client_curve"]) + 1))
+    axes[1].set_xlabel("clients integrated (the first client's classes are measured)")
     axes[1].set_ylabel("accuracy on the first client's classes")
     axes[1].set_title("forgetting during sequential integration")
     axes[1].legend(fontsize=6)
