@@ -45,3 +45,11 @@ def test_load_arrays_checks_layout():
     with pytest.raises(ValueError, match="optimizer"):
         TorchClassifierClient(model_fn, torch.zeros(2, 64), torch.zeros(2, dtype=torch.long), optimizer="lbfgs")
     assert np.isfinite(next(iter(module_to_arrays(model).values()))).all()
+
+
+def test_load_arrays_into_a_bfloat16_model():
+    model = model_fn().to(torch.bfloat16)
+    arrays = module_to_arrays(model_fn())
+    load_arrays(model, arrays)
+    assert model[0].weight.dtype == torch.bfloat16
+    np.testing.assert_allclose(model[0].weight.detach().float().numpy(), arrays["0.weight"], rtol=1e-2, atol=1e-2)
