@@ -180,6 +180,9 @@ def test_client_upload_is_generator_histogram_and_size():
     again = GhostClient(clients[0], gen_epochs=3, seed=0).fit(None)
     for k in res.arrays:
         np.testing.assert_array_equal(res.arrays[k], again.arrays[k])
+    for ablation in ({"feature_loss": False}, {"lambda_f": 0.0}):
+        other = GhostClient(clients[0], gen_epochs=3, seed=0, **ablation).fit(None)
+        assert not np.array_equal(other.arrays["gen.net.9.weight"], res.arrays["gen.net.9.weight"])
 
 
 def test_client_bad_input():
@@ -193,6 +196,9 @@ def test_client_bad_input():
         GhostClient(object())
     tiny = random_node_masks(induced_subgraph(g, np.arange(3)), (0.67, 0.0, 0.33), seed=0)
     assert GhostClient(tiny, gen_epochs=2, k=5).fit(None).arrays["n_nodes"][0] == 3   # k clamped to n - 1
+    single = random_node_masks(induced_subgraph(g, np.arange(3)), (0.34, 0.33, 0.33), seed=0)
+    assert single.train_mask.sum() == 1   # no structure term and, without the feature term, nothing to train
+    assert GhostClient(single, gen_epochs=2, feature_loss=False).fit(None).num_examples == 1
 
 
 def test_strategy_options_are_checked():

@@ -194,16 +194,17 @@ class GhostClient(Client):
 
     ``graph`` is the client's subgraph with a non-empty ``train_mask``.  Per epoch, one generated node per
     real node (true labels, fresh noise), a cosine kNN proxy structure, and on the training nodes
-    ``L = L_feat + lambda_f L_fgw``.  The reply holds the generator's float32 weights (``gen.*``), the
-    training-label histogram (int64 [C]) and the node count (int64 [1]) — exactly what is uploaded.
+    ``L = L_feat + lambda_f L_fgw`` (``feature_loss=False`` or ``lambda_f=0`` drop a term, for ablations).
+    The reply holds the generator's float32 weights (``gen.*``), the training-label histogram (int64 [C])
+    and the node count (int64 [1]): exactly what is uploaded.
     A client without training nodes is rejected unless ``allow_untrained`` (it then uploads its
     untrained generator, with a warning).
     """
 
     def __init__(self, graph: GraphData, gen_epochs: int = 100, lr: float = 5e-3, weight_decay: float = 4e-4,
                  lambda_d: float = 0.05, lambda_f: float = 0.1, fgw_alpha: float = 0.5, k: int = 5,
-                 noise_dim: int = 64, dropout: float = 0.2, allow_untrained: bool = False, seed: int = 0,
-                 device: torch.device | str = "cpu") -> None:
+                 noise_dim: int = 64, dropout: float = 0.2, feature_loss: bool = True, allow_untrained: bool = False,
+                 seed: int = 0, device: torch.device | str = "cpu") -> None:
         if not isinstance(graph, GraphData):
             raise TypeError(f"graph must be an icml25.data.graphs.GraphData, got {type(graph).__name__}")
         if graph.train_mask is None or not graph.train_mask.any():
@@ -216,6 +217,7 @@ class GhostClient(Client):
                              f"{lambda_d}, {lambda_f}, {k}")
         self.graph, self.gen_epochs, self.lr, self.weight_decay = graph, int(gen_epochs), lr, weight_decay
         self.lambda_d, self.lambda_f, self.fgw_alpha, self.k = lambda_d, lambda_f, fgw_alpha, int(k)
+        self.feature_loss = feature_loss
         self.noise_dim, self.dropout, self.seed, self.device = noise_dim, dropout, int(seed), torch.device(device)
 
     def train_generator(self) -> tuple[ProxyGenerator, float]:
@@ -237,7 +239,8 @@ class GhostClient(Client):
                 gen.train()
                 opt.zero_grad()
                 x_hat = gen.sample(y)
-                loss = feature_alignment_loss(x_hat[t_idx], x_m, self.lambda_d)
+                loss = feature_alignment_loss(x_hat[t_idx], x_m, self.lambda_d) if self.feature_loss \
+                    else x_hat.new_zeros(())
                 if idx.size > 1 and self.lambda_f > 0:
                     knn = knn_graph(x_hat.detach().cpu().numpy(), min(self.k, g.num_nodes - 1))
                     proxy = torch.zeros_like(dense)
@@ -245,8 +248,9 @@ class GhostClient(Client):
                     proxy.fill_diagonal_(1.0)
                     loss = loss + self.lambda_f * fgw_loss(adj_m, proxy[t_idx][:, t_idx], x_m, x_hat[t_idx],
                                                            self.fgw_alpha)
-                loss.backward()
-                opt.step()
+                if loss.requires_grad:   # False only without the feature term on a single training node
+                    loss.backward()
+                    opt.step()
                 loss_value = float(loss.detach())
         return gen.eval(), loss_value
 

@@ -92,7 +92,7 @@ def _integrate(strategy: GhostStrategy, uploads, test: GraphData, val: GraphData
 
 
 def one_setting(graph: GraphData, seed: int, n_clients: int, alpha: float, gen_epochs: int,
-                fedavg_rounds: int, tune: bool = True) -> dict:
+                fedavg_rounds: int, tune: bool = True, ablate_client_losses: bool = False) -> dict:
     """Every method on one graph and split; returns accuracies, forgetting, ledger sizes and timings.
     ``tune=False`` (the Cora row) picks only ``lambda_r`` in {0.03, 1} on validation (histogram labels) and skips
     the uniform and joint ablations."""
@@ -137,6 +137,13 @@ def one_setting(graph: GraphData, seed: int, n_clients: int, alpha: float, gen_e
                        + (lam,) for lam in UNIFORM_GRID), key=lambda r: r[2])
         out["uniform_importance"], out["uniform_lambda"] = uniform[1], uniform[3]
         _, out["joint_proxies"], _ = _integrate(strategy(schedule="joint", proxy_labels=labels), uploads, test, val)
+
+    if ablate_client_losses:   # the same server (chosen lambda_r and labels) on generators without one loss term
+        for name, kw in (("no_fgw_term", {"lambda_f": 0.0}), ("no_feature_term", {"feature_loss": False})):
+            ablated = [GhostClient(g, gen_epochs=gen_epochs, seed=1000 * seed + i, **kw).fit(None).arrays
+                       for i, g in enumerate(clients)]
+            s_abl = strategy(lambda_r=best["lambda_r"], proxy_labels=labels)
+            _, out[name], _ = _integrate(s_abl, list(enumerate(ablated)), test, val)
 
     # forgetting of the first integrated client's classes
     first_cid = best["trace"][0][0]
@@ -188,7 +195,8 @@ def reproduce(run: Run) -> Result:
         for seed in run.seeds:
             graph = make_csbm(n_nodes, 5, 64, avg_degree=8, homophily=homophily, class_sep=3.0, seed=seed)
             row = one_setting(graph, seed, n_clients=5, alpha=0.1, gen_epochs=gen_epochs,
-                              fedavg_rounds=rounds if name == "homophilous" else 0)
+                              fedavg_rounds=rounds if name == "homophilous" else 0,
+                              ablate_client_losses=name == "homophilous")
             row["edge_homophily"] = edge_homophily(graph)
             rows[name].append(row)
             done += 1
@@ -255,6 +263,7 @@ def reproduce(run: Run) -> Result:
         "homophilous": homo, "heterophilous": hetero, "cora": cora_row, "per_seed_wins": per_seed_wins,
         "summary": {"ghost": ghost, "fedavg_one_shot": fedavg1, "local_only": local, "no_consolidation": no_cons,
                     "uniform_importance": uniform, "joint_proxies": _mean(homo, "joint_proxies"),
+                    "no_fgw_term": _mean(homo, "no_fgw_term"), "no_feature_term": _mean(homo, "no_feature_term"),
                     "centralized": _mean(homo, "centralized"), "fedavg_many": _mean(homo, "fedavg_many"),
                     "hetero_ghost": h_ghost, "hetero_fedavg_one_shot": h_fedavg,
                     "cora_ghost": cora_row["ghost"], "cora_fedavg_one_shot": cora_row["fedavg_one_shot"],
