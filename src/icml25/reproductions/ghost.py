@@ -13,7 +13,8 @@ size is read from the ledger.  On the same uploads the server integrates:
 - GHOST: sequential proxies (M = 3, T_G = 5) with the TCC penalty; ``lambda_r`` and ``proxy_labels``
   chosen on the validation graph (grid below);
 - ablations: no consolidation (lambda_r = 0), uniform importance (Ω = 1, its lambda tuned the same
-  way), and joint training on all clients' proxies at once (no sequential order);
+  way), joint training on all clients' proxies at once (no sequential order), and (homophilous only)
+  generators trained without the FGW term or without the feature term;
 - baselines on the shared runtime: one-round FedAvg (local GCN training T_L epochs, one average),
   local-only models (mean over clients), FedAvg with R = 50 rounds (communication reference) and a
   centralized GCN (upper bound, reported).
