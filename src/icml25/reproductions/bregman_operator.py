@@ -11,9 +11,10 @@ points). FNO (ReLU, the usual init) and BFNO (softplus beta = 10, zero-initialis
 everything else: width 32, 16 modes, a 1x1 lifting from (u0, x), projection 32 -> 128 -> 1 with
 GELU, per-channel unit-Gaussian normalisation, Adam lr 1e-3, batch 32, relative L2 loss, no early
 stopping (the error after the last epoch is reported), raw (unnormalised) outputs as in the brief's
-trial (see NORMALIZE). Depths 4 and 16 (full: also 32).
+trial (see NORMALIZE). Depths 4 and 16 (full: also 32). Quick: seeds 0, 1, 2 and 15 epochs; the Burgers claims
+are judged on the mean of the seeds (metrics["seeds_holding"] counts the seeds where each inequality holds).
 
-Full scale adds 3 seeds, a longer budget, depth 32 for the "FNO degrades with depth" claim, and the
+Full scale trains 30 epochs and adds depth 32 for the "FNO degrades with depth" claim, and the
 2-D Darcy flow problem (32 x 32 interior grid, 12 x 12 modes, FNO vs BFNO at depth 8).
 """
 
@@ -37,6 +38,11 @@ from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.operators import ACTIVATIONS, FNO, fit_operator, get_activation_pair, relative_l2
 
+# the Burgers claims are judged on the mean of the seeds' test errors (metrics["seeds_holding"] counts the seeds)
+DEEP_CLAIM = "deep BFNO beats deep FNO on Burgers (test relative L2, L = 16)"
+DEPTH_CLAIM = "BFNO benefits from depth on Burgers (test relative L2, L = 16 vs L = 4)"
+TRANSFER_CLAIM = "BFNO trained at 128 points evaluates at 256 points (resolution transfer, L = 16)"
+
 PAPER = Paper(
     id="bregman_operator",
     title="A Bregman Proximal Viewpoint on Neural Operators",
@@ -44,7 +50,8 @@ PAPER = Paper(
     abstract=5,
     module="icml25.operators.bregman_operator",
     anchors=("armezidi/bregmano", "neuraloperator/neuraloperator"),
-    default_seeds=(0,),
+    default_seeds=(0, 1, 2),
+    known_misses=(DEEP_CLAIM,),
     quick_budget_s=120.0,
     extras=("torch",),
 )
@@ -188,7 +195,12 @@ def _gather(per_seed: list[dict], key: str) -> dict[str, dict[int, list[float]]]
 def reproduce(run: Run) -> Result:
     cfg = run.pick(
         smoke={"n_train": 64, "n_test": 32, "epochs": 2, "depths": (4, 16), "repeats": 2, "darcy": None, "workers": 1},
-        quick={"n_train": 512, "n_test": 128, "epochs": 30, "depths": (4, 16), "repeats": 10, "darcy": None,
+        # quick: 3 seeds on the full scale's Burgers data (512 train / 128 test, seeds 0-2) with 15 epochs instead of
+        # 30, to fit the ~90 s CPU budget (about 25 s of CPU per seed on one thread). Calibrated at 20:25 UTC (test
+        # rel. L2 at L = 16, seeds 0/1/2): FNO 0.469/0.396/0.134, BFNO 0.338/0.099/0.486. Alternatives tried: 10
+        # epochs (55 s CPU in all; FNO(16) mean 0.323, BFNO(16) 0.325), 256 train / 20 epochs (0.180 vs 0.335), the
+        # same with batch 16 (0.085 vs 0.339), width 16 (no cheaper: 57 s CPU per seed at 30 epochs).
+        quick={"n_train": 512, "n_test": 128, "epochs": 15, "depths": (4, 16), "repeats": 10, "darcy": None,
                "workers": 1},
         # full: sized for ~30-45 min on 2 heavily shared cores (one process of one torch thread per seed):
         # 3 seeds and depth 32 on Burgers, Darcy at the asserted depth only (L = 8), 200 train / 50 test, 15 epochs
@@ -220,6 +232,7 @@ def reproduce(run: Run) -> Result:
     mean = {m: {d: float(np.mean(v)) for d, v in per.items()} for m, per in errors.items()}
     mean_256 = {m: {d: float(np.mean(v)) for d, v in per.items()} for m, per in errors_256.items()}
     fno, bfno = mean["fno"], mean["bfno"]
+    arr = {m: {d: np.asarray(v) for d, v in per.items()} for m, per in errors.items()}  # per-seed errors
     step_ratio = float(np.median(step["bregman"]) / np.median(step["standard"]))
     transfer = mean_256["bfno"][16] / mean["bfno"][16]
     claims = [
@@ -232,14 +245,15 @@ def reproduce(run: Run) -> Result:
         Claim(text="the pre-activation-carrying forward pass equals the explicit sigma(sigma^-1(v) + Kv + Wv) layer",
               paper="max relative difference < 1e-4 on random weights", measured=exact["explicit_max_rel"],
               baseline=None, holds=exact["explicit_max_rel"] < 1e-4),
-        Claim(text="deep BFNO beats deep FNO on Burgers (test relative L2, L = 16)",
-              paper="BFNO(16) <= 0.8 x FNO(16) (brief's trial: 0.062 vs 0.089)",
+        # Known miss at quick scale (15 epochs, 3 seeds): the calibration gave mean BFNO(16) 0.308 vs FNO(16) 0.333
+        # (ratio 0.92 > 0.8; the 0.8x inequality held on 2 of 3 seeds, ratios 0.72/0.25/3.6). With raw outputs the
+        # last-epoch error is dominated by optimisation noise and three seeds cannot resolve the gap at this budget;
+        # at the full scale's 30 epochs on the same data and seeds it holds on the mean (0.151 vs 0.210, 2 of 3 seeds).
+        Claim(text=DEEP_CLAIM, paper="BFNO(16) <= 0.8 x FNO(16) (brief's trial: 0.062 vs 0.089)",
               measured=bfno[16], baseline=fno[16], holds=bfno[16] <= 0.8 * fno[16]),
-        Claim(text="BFNO benefits from depth on Burgers (test relative L2, L = 16 vs L = 4)",
-              paper="BFNO(16) <= BFNO(4) (brief's trial: 0.062 vs 0.258)",
+        Claim(text=DEPTH_CLAIM, paper="BFNO(16) <= BFNO(4) (brief's trial: 0.062 vs 0.258)",
               measured=bfno[16], baseline=bfno[4], holds=bfno[16] <= bfno[4]),
-        Claim(text="BFNO trained at 128 points evaluates at 256 points (resolution transfer, L = 16)",
-              paper="error at 256 <= 1.5 x error at 128", measured=mean_256["bfno"][16],
+        Claim(text=TRANSFER_CLAIM, paper="error at 256 <= 1.5 x error at 128", measured=mean_256["bfno"][16],
               baseline=mean["bfno"][16], holds=transfer <= 1.5),
         Claim(text="a Bregman block costs about the same as a standard block (forward + backward, L = 16, softplus)",
               paper="median step time ratio <= 1.15", measured=step_ratio, baseline=1.0, holds=step_ratio <= 1.15),
@@ -266,6 +280,14 @@ def reproduce(run: Run) -> Result:
         "fno_depth_ratio_16_over_4": fno[16] / fno[4],
         "bfno_depth_ratio_16_over_4": bfno[16] / bfno[4],
         "bfno_over_fno": {d: bfno[d] / fno[d] for d in cfg["depths"]},
+        # per-claim count of the seeds on which the claim's inequality holds (the claims judge the seed means)
+        "seeds_holding": {
+            "n_seeds": len(run.seeds),
+            "bfno16_le_0.8_fno16": int(np.sum(arr["bfno"][16] <= 0.8 * arr["fno"][16])),
+            "bfno16_le_bfno4": int(np.sum(arr["bfno"][16] <= arr["bfno"][4])),
+            "transfer_256_le_1.5x_128": int(np.sum(np.asarray(errors_256["bfno"][16]) <= 1.5 * arr["bfno"][16])),
+        },
+        "bfno_over_fno_per_seed": {d: (arr["bfno"][d] / arr["fno"][d]).tolist() for d in cfg["depths"]},
         "train_loss_first_seed": curves,
         "step_time_ratio": step_ratio,
         "step_seconds_median": {a: float(np.median(v)) for a, v in step.items()},
