@@ -11,8 +11,8 @@ present), parent-only recall (guard), where the matched latents sit, and the ful
 Real activations (when the ``sae-real`` extra is installed): MiniLM-L6 layer-3 hidden states of Python
 standard-library docstrings (d = 384, 80/20 token split).  Matryoshka (widths [96, 384, d_sae]) vs BatchTopK
 (same d_sae, k = 16) vs a separate BatchTopK SAE with 96 latents; per-prefix FVU on held-out tokens.  The
-real-activation part uses the first run seed only at smoke and quick scale (it is the expensive part), all
-seeds at full scale.  The step-cost claim times one loss + backward of each model at the real-data size.
+real-activation part uses the first run seed only at smoke scale, every run seed (means over seeds) at quick
+and full scale.  The step-cost claim times one loss + backward of each model at the real-data size.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _reproduce(run: Run) -> Result:
     real_cfg = run.pick(smoke={"tokens": 2000, "d_sae": 192, "steps": 20, "batch": 128, "lr": 2e-3},
                         quick={"tokens": 20_000, "d_sae": 768, "steps": 500, "batch": 256, "lr": 2e-3},
                         full={"tokens": 50_000, "d_sae": 1536, "steps": 3000, "batch": 512, "lr": 1e-3})
-    real_seeds = run.seeds if run.scale == "full" else run.seeds[:1]
+    real_seeds = run.seeds[:1] if run.scale == "smoke" else run.seeds
     n_tasks = len(run.seeds) + (len(real_seeds) if have_real else 0) + 1
     synth, real = [], []
     for i, seed in enumerate(run.seeds):
