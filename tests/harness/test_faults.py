@@ -88,8 +88,12 @@ def test_a_killed_worker_is_reported_and_the_others_go_on(tmp_path):
     assert not result_path(tmp_path, "fk", "smoke").exists() and no_temporary_files(tmp_path)
 
 
+# A shell that starts a job in the background (as CI runners may) makes its children ignore SIGINT;
+# the script restores Python's default handler, as a user's terminal has it.
 CTRL_C_SCRIPT = """
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {here!r})
 import harness_fakes as fakes
 from icml25 import cli
@@ -107,18 +111,26 @@ def test_ctrl_c_exits_130_with_finished_results_intact(extra, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     done, pid_file = result_path(out, "fa", "smoke"), tmp_path / "hang.pid"
-    deadline = time.monotonic() + 90
-    while not (done.is_file() and pid_file.is_file()) and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    assert done.is_file() and pid_file.is_file(), proc.communicate(timeout=10)
-    before = stored_files(out)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 90
+        while not (done.is_file() and pid_file.is_file()) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert done.is_file() and pid_file.is_file(), proc.communicate(timeout=10)
+        before = stored_files(out)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        hang_left = pid_file.is_file() and not gone(int(pid_file.read_text()))
+        if hang_left:
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "interrupted; finished results are stored" in err
     assert stored_files(out) == before and no_temporary_files(out)
     assert load_result(done)["paper"] == "fa" and not result_path(out, "fh", "smoke").exists()
-    assert gone(int(pid_file.read_text()))
+    assert not hang_left
 
 
 def test_a_full_disk_is_one_line_and_earlier_results_are_intact(tmp_path, monkeypatch, capsys):
