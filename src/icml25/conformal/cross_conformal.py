@@ -41,7 +41,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from icml25.conformal.merging import merge_eu, merge_exchangeable, merge_mean, merge_uniform, vovk_pooled
-from icml25.data._validate import as_generator
+from icml25.data._validate import as_generator, check_int
 
 COMBINES = ("mod", "vovk", "e", "u", "eu")
 TARGETS = ("mod", "vovk")
@@ -88,12 +88,6 @@ def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return str(value)
-
-
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 def _check_estimator(estimator: object, default: BaseEstimator, methods: tuple[str, ...]) -> BaseEstimator:
@@ -245,7 +239,7 @@ class _CrossConformal(BaseEstimator):
 
     def _validate_params(self) -> None:
         self.alpha_ = _check_alpha(self.confidence_level)
-        _check_int("n_folds", self.n_folds, 2)
+        check_int("n_folds", self.n_folds, 2)
         _check_choice("combine", self.combine, COMBINES)
         _check_choice("target", self.target, TARGETS)
 
@@ -338,7 +332,7 @@ class CrossConformalRegressor(_CrossConformal):
         """Fit one model per fold complement and store the sorted out-of-fold absolute residuals."""
         self._validate_params()
         _check_choice("method", self.method, METHODS)
-        _check_int("n_grid", self.n_grid, 2)
+        check_int("n_grid", self.n_grid, 2)
         if (
             isinstance(self.grid_factor, bool)
             or not isinstance(self.grid_factor, numbers.Real)
@@ -683,7 +677,7 @@ class CVPlusRegressor(BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> CVPlusRegressor:
         """Fit one model per fold complement and store every point's fold and out-of-fold residual."""
         self.alpha_ = _check_alpha(self.confidence_level)
-        _check_int("n_folds", self.n_folds, 2)
+        check_int("n_folds", self.n_folds, 2)
         X, y = check_X_y(X, y, y_numeric=True)
         y = y.astype(float)
         n = X.shape[0]

@@ -1,8 +1,17 @@
-"""Small argument checks shared by the data helpers."""
+"""Small argument checks shared by the data helpers and the library modules."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+
+
+def check_int(name: str, value: object, low: int) -> int:
+    """``value`` as an int if it is an integer (not a bool) >= ``low``; else one clear ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
 
 
 def check_fraction(name: str, value: float) -> float:
