@@ -232,6 +232,41 @@ def test_fit_learns_a_fourier_multiplier_and_is_deterministic():
     assert results[0]["train_loss"][-1] < results[0]["train_loss"][0]
 
 
+def test_fit_early_stopping_restores_the_best_validation_epoch():
+    torch.manual_seed(0)
+    x = torch.randn(72, 1, 32)
+    y = torch.roll(x, 2, dims=-1) + 0.5 * x
+    torch.manual_seed(1)
+    model = BregmanFNO(1, 1, hidden_channels=8, n_modes=(17,), n_layers=2, lifting_channels=None)
+    out = fit_operator(model, x[:48], y[:48], x[48:60], y[48:60], epochs=10, lr=3e-1, batch_size=16, seed=0,
+                       normalize=False, validation=(x[60:], y[60:]))
+    assert len(out["val_rel_l2"]) == 10 and out["best_epoch"] == 1 + min(range(10), key=out["val_rel_l2"].__getitem__)
+    with torch.no_grad():
+        restored = relative_l2(model(x[60:]), y[60:]).item()
+    assert restored == pytest.approx(min(out["val_rel_l2"]), rel=1e-5)
+    assert out["best_epoch"] < 10 and restored < out["val_rel_l2"][-1]  # the best epoch is not the last one here
+    torch.manual_seed(1)
+    model = BregmanFNO(1, 1, hidden_channels=8, n_modes=(17,), n_layers=2, lifting_channels=None)
+    early = fit_operator(model, x[:48], y[:48], epochs=50, lr=3e-1, batch_size=16, seed=0,
+                         validation=(x[60:], y[60:]), patience=2)
+    assert len(early["train_loss"]) <= early["best_epoch"] + 2 < 50
+
+
+def test_fit_early_stopping_bad_input():
+    model = FNO(1, 1, hidden_channels=4, n_modes=(4,), n_layers=1)
+    x = torch.randn(8, 1, 16)
+    with pytest.raises(ValueError, match="patience needs a validation set"):
+        fit_operator(model, x, x, epochs=1, patience=3)
+    with pytest.raises(ValueError, match="validation must be a tuple"):
+        fit_operator(model, x, x, epochs=1, validation=x)
+    with pytest.raises(ValueError, match="same positive length"):
+        fit_operator(model, x, x, epochs=1, validation=(x, x[:3]))
+    with pytest.raises(ValueError, match="x_val contains NaN"):
+        fit_operator(model, x, x, epochs=1, validation=(torch.full_like(x, float("nan")), x))
+    with pytest.raises(ValueError, match="patience must be a positive integer"):
+        fit_operator(model, x, x, epochs=1, validation=(x, x), patience=0)
+
+
 def test_fit_bad_input():
     model = FNO(1, 1, hidden_channels=4, n_modes=(4,), n_layers=1)
     x = torch.randn(8, 1, 16)

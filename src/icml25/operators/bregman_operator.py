@@ -371,13 +371,21 @@ class _Normalizer:
 def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
                  x_test: torch.Tensor | dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None,
                  y_test: torch.Tensor | None = None, epochs: int = 30, lr: float = 1e-3, batch_size: int = 32,
-                 seed: int = 0, normalize: bool = True) -> dict:
+                 seed: int = 0, normalize: bool = True,
+                 validation: tuple[torch.Tensor, torch.Tensor] | None = None, patience: int | None = None) -> dict:
     """Train ``model`` with Adam (constant ``lr``) on the relative L2 loss in original units.
 
     Inputs and outputs are normalised with per-channel train mean/std when ``normalize`` (the model
     sees normalised tensors; the loss and all reported errors are in original units). The test set
     is ``(x_test, y_test)``, or a dict ``name -> (x, y)`` of test sets (e.g. other resolutions).
-    Returns ``{"train_loss": [...per epoch], "test_rel_l2": float or {name: float}}``; the mini-batch
+
+    Early stopping on validation relative L2 (as in the official training scripts): with
+    ``validation=(x_val, y_val)`` the model is evaluated on it after every epoch and, at the end,
+    the weights of the epoch with the lowest validation error are restored before testing; with
+    ``patience`` too, training also stops once that many epochs pass without a new best.
+
+    Returns ``{"train_loss": [...per epoch], "test_rel_l2": float or {name: float}}``, plus
+    ``"val_rel_l2"`` (per epoch) and ``"best_epoch"`` (1-based) with ``validation``; the mini-batch
     order comes from ``torch.Generator().manual_seed(seed)``.
     """
     for name, t in (("x_train", x_train), ("y_train", y_train)):
@@ -391,16 +399,36 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
         raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if validation is not None:
+        if (not isinstance(validation, tuple) or len(validation) != 2
+                or not all(isinstance(t, torch.Tensor) for t in validation)):
+            raise ValueError("validation must be a tuple (x_val, y_val) of tensors")
+        if validation[0].shape[0] != validation[1].shape[0] or validation[0].shape[0] == 0:
+            raise ValueError(f"validation x and y must have the same positive length, got "
+                             f"{validation[0].shape[0]} and {validation[1].shape[0]}")
+        _check_finite(validation[0], "x_val")
+    if patience is not None:
+        if validation is None:
+            raise ValueError("patience needs a validation set (validation=(x_val, y_val))")
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+            raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
     tests = x_test if isinstance(x_test, dict) else ({} if x_test is None else {"test": (x_test, y_test)})
     xn, yn = (_Normalizer(x_train), _Normalizer(y_train)) if normalize else (None, None)
     enc_x = xn.encode if xn else (lambda t: t)
     dec_y = yn.decode if yn else (lambda t: t)
+
+    def evaluate(x: torch.Tensor, y: torch.Tensor) -> float:
+        with torch.no_grad():
+            return float(torch.cat([relative_l2(dec_y(model(enc_x(x[i:i + 256]))), y[i:i + 256], reduce=False)
+                                    for i in range(0, x.shape[0], 256)]).mean())
+
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(seed)
     n = x_train.shape[0]
-    history = []
-    model.train()
-    for _ in range(epochs):
+    history, val_history = [], []
+    best: tuple[float, int, dict] | None = None
+    for epoch in range(epochs):
+        model.train()
         order = torch.randperm(n, generator=gen).to(x_train.device)
         total = 0.0
         for start in range(0, n, batch_size):
@@ -411,11 +439,18 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
             optimizer.step()
             total += loss.item() * idx.numel()
         history.append(total / n)
+        if validation is not None:
+            model.eval()
+            val_history.append(evaluate(*validation))
+            if best is None or val_history[-1] < best[0]:
+                best = (val_history[-1], epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            elif patience is not None and epoch - best[1] >= patience:
+                break
+    if best is not None:
+        model.load_state_dict(best[2])
     model.eval()
-    scores = {}
-    with torch.no_grad():
-        for name, (x, y) in tests.items():
-            scores[name] = float(torch.cat([relative_l2(dec_y(model(enc_x(x[i:i + 256]))), y[i:i + 256],
-                                                        reduce=False) for i in range(0, x.shape[0], 256)]).mean())
-    test = scores if isinstance(x_test, dict) else scores.get("test")
-    return {"train_loss": history, "test_rel_l2": test}
+    scores = {name: evaluate(x, y) for name, (x, y) in tests.items()}
+    out = {"train_loss": history, "test_rel_l2": scores if isinstance(x_test, dict) else scores.get("test")}
+    if validation is not None:
+        out.update(val_rel_l2=val_history, best_epoch=None if best is None else best[1] + 1)
+    return out
