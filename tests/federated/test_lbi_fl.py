@@ -183,6 +183,8 @@ def test_quantize_model_swaps_layers_lists_unsupported_and_keeps_rng():
         quantize_model(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), BitConfig(), strict=True)
     with pytest.raises(TypeError, match="BitConfig"):
         quantize_model(model, (4, 4, 4))
+    with pytest.raises(TypeError, match="bare Linear"):  # a root layer cannot be swapped in place
+        quantize_model(nn.Linear(2, 2), BitConfig())
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -407,3 +409,48 @@ def test_stochastic_message_rounding_is_unbiased_and_validated():
                      message_rounding="stochastic")
     assert len(run.accuracy) == 3 and run.history.ledger.total("up") == 3 * 3 * payload_bits(
         encode_arrays(module_to_arrays(_model()), 4))
+
+
+def test_per_channel_messages_carry_one_scale_per_output_channel():
+    arrays = module_to_arrays(make_mlp([8, 16, 2], seed=0))
+    arrays["0.weight"][3] *= 20.0  # one large row: per-tensor scales would flatten the others to few levels
+    message = encode_arrays(arrays, 4, per_channel=True)
+    assert payload_bits(message) == sum(8 * ((v.size * 4 + 7) // 8) + 32 * (v.shape[0] if v.ndim >= 2 else 1)
+                                        for v in arrays.values())
+    decoded = decode_arrays(message, arrays, 4)
+    per_tensor = decode_arrays(encode_arrays(arrays, 4), arrays, 4)
+    w = arrays["0.weight"]
+    step = np.abs(w).max(axis=1, keepdims=True) / 7
+    assert np.all(np.abs(decoded["0.weight"] - w) <= step / 2 + 1e-6)
+    assert np.abs(decoded["0.weight"] - w).sum() < np.abs(per_tensor["0.weight"] - w).sum()
+
+
+def test_per_channel_reaches_the_evaluator_and_is_validated():
+    from icml25.federated.lbi_fl import lowbit_accuracy_evaluator
+
+    # two outputs: the weak row (class 1) sits below half a per-tensor INT4 step, so only a
+    # per-channel evaluation keeps it
+    model = nn.Sequential(nn.Linear(2, 2, bias=False))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 0.05]]))
+    X = torch.tensor([[0.02, 1.0], [1.0, 0.0]])
+    y = torch.tensor([1, 0])
+    arrays = module_to_arrays(model)
+    fn = lambda: nn.Sequential(nn.Linear(2, 2, bias=False))  # noqa: E731
+    bits = BitConfig(4, 8, None)
+    assert lowbit_accuracy_evaluator(fn, X, y, per_channel=True)(arrays, bits)["accuracy"] == 1.0
+    assert lowbit_accuracy_evaluator(fn, X, y)(arrays, bits)["accuracy"] == 0.5
+    data, Xd, yd = _clients_data()
+    run = run_lbi_fl(_model, data, rounds=2, policy=FixedPolicy(), X_test=Xd, y_test=yd, lr=0.3, batch_size=16,
+                     per_channel=True)
+    assert run.history.ledger.total("up") == 2 * 3 * payload_bits(
+        encode_arrays(module_to_arrays(_model()), 4, per_channel=True))
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match="per_channel must be True or False"):
+            encode_arrays(arrays, 4, per_channel=bad)
+        with pytest.raises(ValueError, match="per_channel"):
+            LBIFLClient(_model, *data[0], per_channel=bad)
+        with pytest.raises(ValueError, match="per_channel"):
+            LBIFLStrategy(module_to_arrays(_model()), FixedPolicy(), 2, 3, per_channel=bad)
+        with pytest.raises(ValueError, match="per_channel"):
+            lowbit_accuracy_evaluator(fn, X, y, per_channel=bad)

@@ -56,6 +56,7 @@ def encode_arrays(arrays: Mapping[str, np.ndarray], b_w: int, per_channel: bool 
     (float32 scales).  Symmetric quantization (``rounding`` "nearest", the paper's, or "stochastic",
     unbiased); ``q + 2^(b-1) - 1`` is sent so that it fits in b bits."""
     check_bits(b_w, "b_w")
+    per_channel = _check_per_channel(per_channel)
     offset = 2 ** (b_w - 1) - 1
     out: Arrays = {}
     for name, value in arrays.items():
@@ -95,6 +96,13 @@ def decode_arrays(message: Mapping[str, np.ndarray], layout: Mapping[str, np.nda
     return out
 
 
+def _check_per_channel(per_channel: object) -> bool:
+    """``per_channel`` must be a plain bool (a string such as "False" would silently mean True)."""
+    if not isinstance(per_channel, (bool, np.bool_)):
+        raise ValueError(f"per_channel must be True or False, got {per_channel!r}")
+    return bool(per_channel)
+
+
 def _layout(model: nn.Module) -> Arrays:
     return module_to_arrays(model)
 
@@ -113,6 +121,8 @@ class LBIFLClient(Client):
     epochs of plain SGD with seeded shuffling (``seed + round``) and seeded stochastic rounding.  The
     reply's metrics carry the relative quantization errors of W, A, G on the last local batch
     (``err_w``, ``err_a``, ``err_g``, averaged over layers) and the training ``bitops`` spent.
+    ``per_channel=True`` gives every weight matrix / kernel one scale per output channel, in the
+    low-bit layers and in the upload (one float32 scale per channel on the wire); biases keep one.
     """
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, epochs: int = 2,
@@ -121,7 +131,8 @@ class LBIFLClient(Client):
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
         self.model_fn, self.X, self.y = model_fn, X, y
-        self.epochs, self.lr, self.batch_size, self.per_channel = epochs, lr, batch_size, per_channel
+        self.epochs, self.lr, self.batch_size = epochs, lr, batch_size
+        self.per_channel = _check_per_channel(per_channel)
         if message_rounding not in ("nearest", "stochastic"):
             raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
         self.seed, self.grad_rounding, self.message_rounding = seed, grad_rounding, message_rounding
@@ -167,6 +178,7 @@ class LBIFLStrategy(Strategy):
     ``seed`` seeds the policy's random generator (and the stochastic rounding of the downlink).
     ``message_rounding`` is how the messages round the weights: ``"nearest"`` (the paper's weight
     quantizer) or ``"stochastic"`` (OUR option: unbiased, so small FedAvg updates are not rounded away).
+    ``per_channel`` gives the downlink's weight tensors one scale per output channel (the brief's option).
     """
 
     def __init__(self, initial_arrays: Mapping[str, np.ndarray], policy: Policy, rounds: int, n_clients: int,
@@ -181,7 +193,8 @@ class LBIFLStrategy(Strategy):
         for b in initial_bits:
             check_bits(b, "initial bit-width")
         self.layout = {k: np.asarray(v, dtype=np.float32).copy() for k, v in initial_arrays.items()}
-        self.policy, self.rounds, self.itv, self.per_channel = policy, rounds, itv, per_channel
+        self.policy, self.rounds, self.itv = policy, rounds, itv
+        self.per_channel = _check_per_channel(per_channel)
         if message_rounding not in ("nearest", "stochastic"):
             raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
         self.evaluate_fn, self.message_rounding, self.seed = evaluate_fn, message_rounding, seed
@@ -257,14 +270,18 @@ class LBIFLStrategy(Strategy):
         return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays, self.eval_bits()))
 
 
-def lowbit_accuracy_evaluator(model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor
+def lowbit_accuracy_evaluator(model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor,
+                              per_channel: bool = False
                               ) -> Callable[[Mapping[str, np.ndarray], BitConfig | None], dict[str, float]]:
     """``evaluate_fn(arrays, bits)``: test accuracy of the global model run with low-bit layers at ``bits``
-    (FP32 when ``bits`` is None)."""
+    (FP32 when ``bits`` is None); ``per_channel`` gives the weights one scale per output channel, as
+    in training."""
+    per_channel = _check_per_channel(per_channel)
+
     def evaluate(arrays: Mapping[str, np.ndarray], bits: BitConfig | None = None) -> dict[str, float]:
         model = load_arrays(model_fn(), arrays)
         if bits is not None:
-            quantize_model(model, bits, strict=True)
+            quantize_model(model, bits, per_channel, strict=True)
         return {"accuracy": accuracy(model, X, y)}
     return evaluate
 
@@ -298,14 +315,16 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
     """Run LBI-FL (or a fixed/random/teacher baseline, through ``policy`` and ``initial_bits``) on the runtime.
 
     ``seed`` fixes the model's data order, stochastic rounding and client sampling; ``policy_seed``
-    (default ``seed``) the policy's random generator (as in :func:`plan_bitops`).
+    (default ``seed``) the policy's random generator (as in :func:`plan_bitops`).  ``per_channel``
+    (the brief's option, off by default) gives weights one scale per output channel everywhere: in the
+    clients' low-bit layers, in both messages and in the low-bit evaluation of the global model.
     """
     if not client_data:
         raise ValueError("run_lbi_fl needs at least one client")
     clients = [LBIFLClient(model_fn, X, y, local_epochs, lr, batch_size, per_channel, seed * 1000 + i,
                            message_rounding=message_rounding) for i, (X, y) in enumerate(client_data)]
     strategy = LBIFLStrategy(module_to_arrays(model_fn()), policy, rounds, len(clients), itv, initial_bits,
-                             per_channel, lowbit_accuracy_evaluator(model_fn, X_test, y_test),
+                             per_channel, lowbit_accuracy_evaluator(model_fn, X_test, y_test, per_channel),
                              seed if policy_seed is None else policy_seed, message_rounding)
     history = simulate(clients, strategy, rounds, clients_per_round, seed, on_failure, CommunicationLedger())
     return LBIFLRun(history, history.curve("accuracy"), strategy.bitops, strategy.bits_log, strategy.decisions)

@@ -322,10 +322,14 @@ def quantize_model(model: nn.Module, bits: BitConfig, per_channel: bool = False,
     """Replace every ``nn.Linear`` / ``nn.Conv2d`` of ``model`` in place by :class:`QLinear` / :class:`QConv2d`.
 
     All low-bit layers share ``bits``.  Other layers that hold parameters stay in FP32 and are listed
-    in a warning (``strict=True`` raises TypeError instead).  Returns the model.
+    in a warning (``strict=True`` raises TypeError instead).  A bare ``nn.Linear`` / ``nn.Conv2d``
+    cannot be replaced in place and raises TypeError.  Returns the model.
     """
     if not isinstance(bits, BitConfig):
         raise TypeError(f"bits must be a BitConfig, got {type(bits).__name__}")
+    if type(model) in (nn.Linear, nn.Conv2d):
+        raise TypeError(f"a bare {type(model).__name__} cannot be replaced in place: wrap it in nn.Sequential "
+                        f"or build a QLinear / QConv2d directly")
     unsupported = []
     for parent_name, parent in list(model.named_modules()):
         for name, child in list(parent.named_children()):
