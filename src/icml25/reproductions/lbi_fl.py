@@ -10,12 +10,16 @@ Quick scale (the brief's substitute for CIFAR/ResNet): scikit-learn digits, MLP 
   digits proxy by ``python -m icml25.federated.lbi_fl.train``) decides every 5 rounds;
 * Random: a random valid raise (probability 0.5) at each decision, with the first policy seed
   whose planned BitOPs are within 5% of LBI-FL's (matched average BitOPs);
+* INT4-weight ceiling (a metric, not a claim): fixed (4, 8, 8), i.e. every bit an agent that keeps
+  weights at INT4 (and so the 8x communication) could ever add, from the first round;
 * transfer: the same agent, unchanged, on a small CNN with Dirichlet(0.25), against UI8 there;
 * convex check: federated multinomial logistic regression where only the gradients are INT4
   (stochastic rounding), against FP32 FedAvg and INT4 round-to-nearest gradients.
 
-Communication is read from the runtime's ledger (packed integers + float32 scales as serialized);
-BitOPs are counted analytically (forward m b_w b_a + backward m b_w b_g + m b_a b_g per sample).
+Weights use one scale per tensor (the brief's quantizer; ``PER_CHANNEL`` switches every quantized
+arm to per-output-channel scales at once).  Communication is read from the runtime's ledger (packed
+integers + float32 scales as serialized); BitOPs are counted analytically (forward m b_w b_a +
+backward m b_w b_g + m b_a b_g per sample).
 "Accuracy" is the global model's test accuracy averaged over the last 5 rounds (one round is noisy).
 """
 
@@ -70,6 +74,12 @@ PAPER = Paper(
 )
 
 LR, BATCH, EPOCHS = 0.1, 32, 2
+# Per-tensor weight scales (the brief's default).  Per-output-channel scales (the brief's option) were
+# measured for every quantized arm at once (quick setting, 20 rounds, 3 seeds, means): they lower the MLP
+# arms (UI4 0.770 vs 0.837, LBI-FL 0.764 vs 0.817, random 0.786 vs 0.840; UI8 0.897 either way), raise
+# the CNN's INT4 arms (LBI-FL 0.660 vs 0.576; UI8 0.834 vs 0.833), flip no claim, and cut the message
+# ratio to 7.53 (one float32 scale per output channel).
+PER_CHANNEL = False
 
 
 def _mlp(seed: int):
@@ -153,15 +163,16 @@ def reproduce(run: Run) -> Result:
     torch.set_num_threads(1)
     agent = pretrained_policy()
     per_seed: dict[str, list] = {k: [] for k in (
-        "fp32_acc", "ui8_acc", "ui4_acc", "lbi_acc", "random_acc", "fp32_bits", "lbi_bits", "ui8_bits",
+        "fp32_acc", "ui8_acc", "ui4_acc", "lbi_acc", "random_acc", "w4_ceiling_acc", "fp32_bits", "lbi_bits",
+        "ui8_bits",
         "lbi_bitops", "ui8_bitops", "ui4_bitops", "random_bitops", "random_policy_seed", "lbi_mean_bits",
         "cnn_lbi_acc", "cnn_ui8_acc", "cnn_lbi_bitops", "cnn_ui8_bitops", "lr_loss_fp32", "lr_loss_int4_sr",
         "lr_loss_int4_rtn")}
     curves: dict[str, list[list[float]]] = {k: [] for k in ("fp32", "ui8", "ui4", "lbi", "random")}
     schedules = []
-    kw = dict(rounds=rounds, itv=itv, local_epochs=EPOCHS, lr=LR, batch_size=BATCH)
+    kw = dict(rounds=rounds, itv=itv, local_epochs=EPOCHS, lr=LR, batch_size=BATCH, per_channel=PER_CHANNEL)
     seeds = run.pick(smoke=run.seeds[:1], quick=run.seeds, full=run.seeds)
-    steps = 7 * len(seeds)
+    steps = 8 * len(seeds)
     for i, seed in enumerate(seeds):
         data, clients = _split(seed, n_clients, 0.5)
         model_fn = _mlp(seed)
@@ -171,12 +182,12 @@ def reproduce(run: Run) -> Result:
                                          evaluate_fn=accuracy_evaluator(model_fn, data.X_test, data.y_test)),
                       rounds, seed=seed)
         runs = {"fp32_curve": fp.curve("accuracy")}
-        run.progress((7 * i + 1) / steps, f"seed {seed}: FP32 done")
+        run.progress((8 * i + 1) / steps, f"seed {seed}: FP32 done")
         for name, policy, bits in (("ui8", FixedPolicy(), (8, 8, 8)), ("ui4", FixedPolicy(), (4, 4, 4)),
-                                   ("lbi", agent, (4, 4, 4))):
+                                   ("lbi", agent, (4, 4, 4)), ("w4_ceiling", FixedPolicy(), (4, 8, 8))):
             runs[name] = run_lbi_fl(model_fn, clients, policy=policy, X_test=data.X_test, y_test=data.y_test,
                                     initial_bits=bits, seed=seed, **kw)
-            run.progress((7 * i + 2 + len(runs) - 2) / steps, f"seed {seed}: {name} done")
+            run.progress((8 * i + 2 + len(runs) - 2) / steps, f"seed {seed}: {name} done")
         macs = sum(count_macs(model_fn(), (64,)).values())
         samples = [int(X.shape[0]) for X, _ in clients]
         target = runs["lbi"].bitops
@@ -184,19 +195,20 @@ def reproduce(run: Run) -> Result:
             RandomPolicy(0.5), samples, rounds, macs, itv, EPOCHS, seed=k) / target - 1) <= 0.05), 0)
         runs["random"] = run_lbi_fl(model_fn, clients, policy=RandomPolicy(0.5), X_test=data.X_test,
                                     y_test=data.y_test, seed=seed, policy_seed=policy_seed, **kw)
-        run.progress((7 * i + 5) / steps, f"seed {seed}: random done")
+        run.progress((8 * i + 6) / steps, f"seed {seed}: random done")
         cnn_data, cnn_clients = _split(seed, n_clients, 0.25)
         cnn = {name: run_lbi_fl(_cnn(seed), cnn_clients, policy=policy, X_test=cnn_data.X_test,
                                 y_test=cnn_data.y_test, initial_bits=bits, seed=seed, **kw)
                for name, policy, bits in (("lbi", agent, (4, 4, 4)), ("ui8", FixedPolicy(), (8, 8, 8)))}
-        run.progress((7 * i + 6) / steps, f"seed {seed}: CNN transfer done")
+        run.progress((8 * i + 7) / steps, f"seed {seed}: CNN transfer done")
         convex = _convex_check(seed, run.pick(smoke=3, quick=15, full=50), n_clients)
-        run.progress((7 * i + 7) / steps, f"seed {seed}: convex check done")
+        run.progress((8 * i + 8) / steps, f"seed {seed}: convex check done")
 
         per_seed["fp32_acc"].append(_tail(runs["fp32_curve"]))
         for name in ("ui8", "ui4", "lbi", "random"):
             per_seed[f"{name}_acc"].append(_tail(runs[name].accuracy))
             curves[name].append(runs[name].accuracy)
+        per_seed["w4_ceiling_acc"].append(_tail(runs["w4_ceiling"].accuracy))
         for name in ("ui8", "ui4", "lbi", "random"):
             per_seed[f"{name}_bitops"].append(runs[name].bitops)
         curves["fp32"].append(runs["fp32_curve"])
@@ -221,17 +233,23 @@ def reproduce(run: Run) -> Result:
     lr_ratio = [a / b for a, b in zip(per_seed["lr_loss_int4_sr"], per_seed["lr_loss_fp32"], strict=True)]
     unbiased = _unbiasedness(run.pick(smoke=2000, quick=10_000, full=10_000))
 
-    # Known misses (measured at quick scale with the faithful method; thresholds kept as in the brief):
-    # the shipped agent learned to raise gradients to INT8 early and to keep weights and activations
-    # at INT4, i.e. (4, 4, 8) for most of training (BitOPs 0.354 x UI8 at 20 rounds).  On digits,
-    # gradient bits barely matter: the accuracy gap to UI8 (about 8 points on the MLP, 26 on the CNN,
-    # whose first conv has 72 weights on one per-tensor 4-bit scale) comes from INT4 weights in the
-    # forward pass and in both messages, which neither the teacher schedule nor our reward (QI favours
-    # low bits) ever raises.  So LBI-FL sits at or below UI4's accuracy (0.817 vs 0.837), and a random
-    # policy at matched BitOPs (0.840), which sometimes raises weights, is as good or better.
-    # Stochastic rounding of the messages (message_rounding="stochastic", ours) recovers most of the
-    # INT4 loss (see the docs page).  Raising b_w would cost the 8x communication claim, which the
-    # paper reaches by keeping weights at INT4.
+    # Known misses (measured at quick scale with the faithful method; thresholds kept as in the brief).
+    # Where the accuracy gap comes from (20 rounds, 3 seeds, means): the INT4-weight ceiling, fixed
+    # (4, 8, 8) from the first round, reaches 0.849 on the MLP (UI8 0.897, UI4 0.837): gradient and
+    # activation bits, the only ones an agent that keeps b_w = 4 raises, are worth about 1 point here,
+    # so no such policy can be within 2 points of UI8 or 2 points above UI4.  The cost is the 4-bit
+    # round-to-nearest re-quantization of the model in the messages (it discards FedAvg updates smaller
+    # than half a step): one-off runs with the message bit-width decoupled from b_w by hand gave 0.895
+    # for INT4 W/A/G layers with INT8 messages and 0.832 for INT8 layers with INT4 messages; fixed
+    # (8, 4, 4) gives 0.900.  Raising b_w to 6 would cut the communication ratio to about 5.3 (claim 1).
+    # The shipped agent raises gradients to INT8 within two decisions and keeps W and A at INT4
+    # ((4, 4, 8) for most of training, BitOPs 0.354 x UI8), landing at UI4's level (0.817 vs 0.837);
+    # the random policy at matched BitOPs (0.840) sometimes raises activations earlier.  The CNN
+    # (Dirichlet 0.25) shows the same at a larger scale: (4, 8, 8) 0.610, (8, 4, 4) 0.822, UI8 0.833.
+    # Per-output-channel scales (PER_CHANNEL) flip none of these (numbers above PER_CHANNEL); neither
+    # does message_rounding="stochastic" (ours, not the brief's), which closes the gap to UI8 (LBI-FL
+    # 0.890 vs UI8 0.897) but lifts UI4 (0.889) and random (0.886) as much, and leaves the CNN at 0.774
+    # vs 0.835.
     claims = [
         Claim("communication: FP32 bits / LBI-FL bits (both directions, from the ledger), min over seeds",
               "8x (pass: >= 7.5)", min(comm_ratio), 1.0, min(comm_ratio) >= 7.5),
@@ -277,5 +295,5 @@ def reproduce(run: Run) -> Result:
                "unbiasedness": unbiased, "mean_accuracy_curves": {k: np.mean(v, axis=0).tolist()
                                                                   for k, v in curves.items()},
                "config": {"rounds": rounds, "itv": itv, "clients": n_clients, "local_epochs": EPOCHS, "lr": LR,
-                          "batch_size": BATCH}}
+                          "batch_size": BATCH, "per_channel": PER_CHANNEL}}
     return Result(metrics=metrics, claims=claims, figures=[figure])
