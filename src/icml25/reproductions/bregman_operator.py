@@ -22,10 +22,8 @@ Full scale trains 60 epochs and adds depth 32 for the "FNO degrades with depth" 
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 
 import matplotlib
@@ -38,6 +36,7 @@ from matplotlib.ticker import NullFormatter
 
 from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.parallel import run_jobs
 from icml25.operators import ACTIVATIONS, FNO, fit_operator, get_activation_pair, relative_l2
 
 # the Burgers claims are judged on the mean of the seeds' test errors (metrics["seeds_holding"] counts the seeds)
@@ -156,27 +155,26 @@ def _darcy(n_train: int, n_val: int, n_test: int, seed: int) -> dict[str, torch.
 
 
 def _fit_task(problem: str, seed: int, name: str, depth: int, cfg: dict) -> dict:
-    """One seeded fit (single torch thread): Burgers (test at 128 and 256 points) or Darcy, early-stopped."""
-    with _torch_threads(1):
-        if problem == "burgers":
-            data, n_modes, pcfg = _burgers(cfg["n_train"], cfg["n_val"], cfg["n_test"], seed), (16,), cfg
-            tests = {"128": data["test"], "256": data["test_256"]}
-        else:
-            pcfg = cfg["darcy"]
-            data, n_modes = _darcy(pcfg["n_train"], pcfg["n_val"], pcfg["n_test"], seed), (12, 12)
-            tests = {"128": data["test"]}
-        model = _model(name, 1, n_modes, depth, 32, seed)
-        t0 = time.perf_counter()
-        fit = fit_operator(model, data["x_train"], data["y_train"], tests, epochs=pcfg["epochs"], lr=1e-3,
-                           batch_size=32, seed=seed, normalize=NORMALIZE, validation=data["val"])
-        out = {"seconds": time.perf_counter() - t0, "error": fit["test_rel_l2"]["128"],
-               "error_256": fit["test_rel_l2"].get("256"), "curve": fit["train_loss"], "val": fit["val_rel_l2"],
-               "best_epoch": fit["best_epoch"], "example": None}
-        if problem == "burgers" and depth == 16:
-            x256, y256 = data["test_256"]
-            with torch.no_grad():
-                pred = model(x256[:1])  # raw units: the models are trained without normalisation
-            out["example"] = {"x": x256[0, 0].numpy(), "y": y256[0, 0].numpy(), name: pred[0, 0].numpy()}
+    """One seeded fit: Burgers (test at 128 and 256 points) or Darcy, early-stopped on validation."""
+    if problem == "burgers":
+        data, n_modes, pcfg = _burgers(cfg["n_train"], cfg["n_val"], cfg["n_test"], seed), (16,), cfg
+        tests = {"128": data["test"], "256": data["test_256"]}
+    else:
+        pcfg = cfg["darcy"]
+        data, n_modes = _darcy(pcfg["n_train"], pcfg["n_val"], pcfg["n_test"], seed), (12, 12)
+        tests = {"128": data["test"]}
+    model = _model(name, 1, n_modes, depth, 32, seed)
+    t0 = time.perf_counter()
+    fit = fit_operator(model, data["x_train"], data["y_train"], tests, epochs=pcfg["epochs"], lr=1e-3,
+                       batch_size=32, seed=seed, normalize=NORMALIZE, validation=data["val"])
+    out = {"seconds": time.perf_counter() - t0, "error": fit["test_rel_l2"]["128"],
+           "error_256": fit["test_rel_l2"].get("256"), "curve": fit["train_loss"], "val": fit["val_rel_l2"],
+           "best_epoch": fit["best_epoch"], "example": None}
+    if problem == "burgers" and depth == 16:
+        x256, y256 = data["test_256"]
+        with torch.no_grad():
+            pred = model(x256[:1])  # raw units: the models are trained without normalisation
+        out["example"] = {"x": x256[0, 0].numpy(), "y": y256[0, 0].numpy(), name: pred[0, 0].numpy()}
     return out
 
 
@@ -194,19 +192,9 @@ def _fits(run: Run, cfg: dict) -> dict[tuple, dict]:
         if cfg["darcy"]:
             _darcy(cfg["darcy"]["n_train"], cfg["darcy"]["n_val"], cfg["darcy"]["n_test"], seed)
     tasks.sort(key=lambda t: -t[3] * (4 if t[0] == "darcy" else 1))  # longest first, for load balance
-    results = {}
-    if cfg["workers"] > 1:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=cfg["workers"], mp_context=ctx) as pool:
-            futures = {pool.submit(_fit_task, *task, cfg): task for task in tasks}
-            for i, future in enumerate(as_completed(futures)):
-                results[futures[future]] = future.result()
-                run.progress((i + 1) / len(tasks), f"{i + 1} of {len(tasks)} fits done")
-    else:
-        for i, task in enumerate(tasks):
-            results[task] = _fit_task(*task, cfg)
-            run.progress((i + 1) / len(tasks), f"{i + 1} of {len(tasks)} fits done")
-    return results
+    done = run_jobs(_fit_task, [(*task, cfg) for task in tasks], cfg["workers"], run.progress,
+                    describe=lambda job: f"{job[0]} seed {job[1]} {job[2]} L={job[3]}")
+    return dict(zip(tasks, done, strict=True))
 
 
 def _per_seed(results: dict[tuple, dict], problem: str, key: str, seeds: tuple[int, ...]) -> dict:

@@ -21,8 +21,6 @@ label-prior baseline (majority tail per relation pair).
 from __future__ import annotations
 
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import matplotlib
@@ -32,6 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.parallel import run_jobs
 
 PAPER = Paper(
     id="grokking_multihop",
@@ -114,19 +113,8 @@ def _train(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_jobs(jobs: list[dict[str, Any]], workers: int, run: Run) -> list[dict[str, Any]]:
-    if workers == 1:
-        out = []
-        for i, job in enumerate(jobs):
-            out.append(_train_job(job))
-            run.progress((i + 1) / len(jobs), f"{job['name']} seed {job['seed']}")
-        return out
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_train_job, job) for job in jobs]
-        out = []
-        for i, f in enumerate(futures):
-            out.append(f.result())
-            run.progress((i + 1) / len(jobs), f"{jobs[i]['name']} seed {jobs[i]['seed']}")
-        return out
+    return run_jobs(_train_job, [(job,) for job in jobs], workers, run.progress,
+                    describe=lambda job: f"{job[0]['name']} seed {job[0]['seed']}")
 
 
 def _mechanics(seed: int) -> dict[str, Any]:

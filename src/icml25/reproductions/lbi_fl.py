@@ -25,9 +25,6 @@ backward m b_w b_g + m b_a b_g per sample).
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -57,6 +54,7 @@ from icml25.federated.torch_clients import (
     module_to_arrays,
 )
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.parallel import run_jobs
 
 PAPER = Paper(
     id="lbi_fl",
@@ -157,8 +155,7 @@ def _unbiasedness(n_draws: int) -> dict[str, float]:
 
 
 def _seed_runs(seed: int, rounds: int, itv: int, n_clients: int, convex_rounds: int) -> dict:
-    """Every arm of one seed (one torch thread): per-seed numbers, accuracy curves and the agent's schedule."""
-    torch.set_num_threads(1)
+    """Every arm of one seed: per-seed numbers, accuracy curves and the agent's schedule."""
     agent = pretrained_policy()
     kw = dict(rounds=rounds, itv=itv, local_epochs=EPOCHS, lr=LR, batch_size=BATCH, per_channel=PER_CHANNEL)
     data, clients = _split(seed, n_clients, 0.5)
@@ -214,17 +211,8 @@ def reproduce(run: Run) -> Result:
     workers = run.pick(smoke=1, quick=2, full=2)
     seeds = run.pick(smoke=run.seeds[:1], quick=run.seeds, full=run.seeds)
     args = (rounds, itv, n_clients, run.pick(smoke=3, quick=15, full=50))
-    if workers > 1 and len(seeds) > 1:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_seed_runs, seed, *args): seed for seed in seeds}
-            for i, future in enumerate(as_completed(futures)):
-                run.progress((i + 1) / len(seeds), f"seed {futures[future]} done")
-            outcome = [future.result() for future in futures]  # in seed order
-    else:
-        outcome = []
-        for i, seed in enumerate(seeds):
-            outcome.append(_seed_runs(seed, *args))
-            run.progress((i + 1) / len(seeds), f"seed {seed} done")
+    outcome = run_jobs(_seed_runs, [(seed, *args) for seed in seeds], workers, run.progress,
+                       describe=lambda job: f"seed {job[0]} done")
     per_seed = {k: [o["values"][k] for o in outcome] for k in outcome[0]["values"]}
     curves = {k: [o["curves"][k] for o in outcome] for k in outcome[0]["curves"]}
     schedules = [o["schedule"] for o in outcome]
