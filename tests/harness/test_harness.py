@@ -18,7 +18,7 @@ from icml25.harness.registry import Entry, catalogue, closest, lookup
 from icml25.harness.report import catalogue_markdown, write_report
 from icml25.harness.runner import run_paper
 from icml25.harness.store import load_result, result_path, write_json_atomic
-from icml25.harness.timing import median_seconds
+from icml25.harness.timing import interleaved_seconds, median_seconds
 
 
 def fake_entry(reproduce, pid="cross_conformal", seeds=(0, 1)) -> Entry:
@@ -177,3 +177,22 @@ def test_median_seconds():
     assert median_seconds(lambda: calls.append(1), 5) >= 0 and len(calls) == 5
     with pytest.raises(ValueError, match="repeats"):
         median_seconds(lambda: None, 0)
+
+
+def test_interleaved_seconds_takes_turns_and_drops_warmup():
+    calls = []
+    times = interleaved_seconds({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, warmup=2)
+    assert calls == ["a", "b"] * 5
+    assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3}
+    assert all(t >= 0 for v in times.values() for t in v)
+
+
+@pytest.mark.parametrize("kwargs", [{"repeats": 0}, {"repeats": 2.0}, {"repeats": True}, {"repeats": 2, "warmup": -1}])
+def test_interleaved_seconds_rejects_bad_counts(kwargs):
+    with pytest.raises(ValueError, match="repeats|warmup"):
+        interleaved_seconds({"a": lambda: None}, **kwargs)
+
+
+def test_interleaved_seconds_rejects_no_callables():
+    with pytest.raises(ValueError, match="at least one"):
+        interleaved_seconds({}, 2)

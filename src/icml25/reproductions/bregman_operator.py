@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import matplotlib
 
@@ -37,6 +38,7 @@ from matplotlib.ticker import NullFormatter
 from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
+from icml25.harness.timing import interleaved_seconds
 from icml25.operators import ACTIVATIONS, FNO, fit_operator, get_activation_pair, relative_l2
 
 # the Burgers claims are judged on the mean of the seeds' test errors (metrics["seeds_holding"] counts the seeds)
@@ -127,15 +129,12 @@ def _step_seconds(x: torch.Tensor, y: torch.Tensor, depth: int, repeats: int) ->
     models = {arch: FNO(1, 1, hidden_channels=32, n_modes=(16,), n_layers=depth, lifting_channels=None,
                         architecture=arch, activation="softplus", activation_kwargs={"beta": BETA})
               for arch in ("bregman", "standard")}
-    out: dict[str, list[float]] = {arch: [] for arch in models}
-    for r in range(repeats + 2):
-        for arch, model in models.items():
-            model.zero_grad(set_to_none=True)
-            t0 = time.perf_counter()
-            relative_l2(model(x), y).backward()
-            if r >= 2:
-                out[arch].append(time.perf_counter() - t0)
-    return out
+
+    def step(model: FNO) -> None:
+        model.zero_grad(set_to_none=True)
+        relative_l2(model(x), y).backward()
+
+    return interleaved_seconds({arch: partial(step, model) for arch, model in models.items()}, repeats, warmup=2)
 
 
 def _burgers(n_train: int, n_val: int, n_test: int, seed: int) -> dict[str, torch.Tensor]:

@@ -21,9 +21,9 @@ equal to the shared Transformer block) are unit tests in tests/attention/test_du
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import matplotlib
 
@@ -36,6 +36,7 @@ from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
 from icml25.data.small_models import accuracy, train_classifier
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.timing import interleaved_seconds
 
 PAPER = Paper(
     id="dual_attention",
@@ -99,15 +100,12 @@ def _step_seconds(repeats: int, n_tokens: int, batch: int) -> dict[str, list[flo
     X = torch.randn(batch, n_tokens, D_OBJ, generator=gen)
     y = torch.randint(0, 2, (batch,), generator=gen)
     models = {name: _model(heads, n_tokens, "learned", 0) for name, heads in MODELS.items()}
-    out: dict[str, list[float]] = {name: [] for name in models}
-    for r in range(repeats + 2):
-        for name, model in models.items():
-            model.zero_grad(set_to_none=True)
-            t0 = time.perf_counter()
-            torch.nn.functional.cross_entropy(model(X), y).backward()
-            if r >= 2:  # two warm-up rounds
-                out[name].append(time.perf_counter() - t0)
-    return out
+
+    def step(model: torch.nn.Module) -> None:
+        model.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(X), y).backward()
+
+    return interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats, warmup=2)
 
 
 def _first_reaching(curve: dict[int, float], target: float) -> int | None:

@@ -78,7 +78,6 @@ PAPER = Paper(
 # for TCC (the same as before, GHOST 0.684) and 0.03 / 0.003 / 0.001 for uniform importance (0.730) on seeds 0-2.
 LAMBDA_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 GHOST_GRID = {"lambda_r": LAMBDA_GRID, "proxy_labels": ("client_histogram", "uniform")}
-UNIFORM_GRID = LAMBDA_GRID
 
 
 def _first_client_classes(upload: dict[str, np.ndarray]) -> np.ndarray:
@@ -138,7 +137,7 @@ def one_setting(graph: GraphData, seed: int, n_clients: int, alpha: float, gen_e
     _, out["no_consolidation"], _ = _integrate(no_cons, uploads, test, val)
     if tune:
         best_val = -1.0
-        for lam in UNIFORM_GRID:
+        for lam in LAMBDA_GRID:
             _, acc, vacc = _integrate(strategy(lambda_r=lam, importance="uniform", proxy_labels=labels), uploads,
                                       test, val)
             out[f"uniform_lambda{lam}"], out[f"uniform_lambda{lam}_val"] = acc, vacc
@@ -274,7 +273,7 @@ def reproduce(run: Run) -> Result:
         "config": {"n_nodes": n_nodes, "n_classes": 5, "n_features": 64, "avg_degree": 8, "class_sep": 3.0,
                    "n_clients": 5, "alpha": 0.1, "gen_epochs": gen_epochs, "proxy_steps": 3, "server_steps": 5,
                    "fedavg_rounds": rounds, "ghost_grid": {k: list(v) for k, v in GHOST_GRID.items()},
-                   "uniform_grid": list(UNIFORM_GRID)},
+                   "uniform_grid": list(LAMBDA_GRID)},
         "homophilous": homo, "heterophilous": hetero, "cora": cora_row, "per_seed_wins": per_seed_wins,
         "summary": {"ghost": ghost, "fedavg_one_shot": fedavg1, "local_only": local, "no_consolidation": no_cons,
                     "uniform_importance": uniform, "joint_proxies": _mean(homo, "joint_proxies"),
