@@ -182,9 +182,20 @@ def test_median_seconds():
 def test_interleaved_seconds_takes_turns_and_drops_warmup():
     calls = []
     times = interleaved_seconds({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, warmup=2)
-    assert calls == ["a", "b"] * 5
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a", "a", "b"]
     assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3}
     assert all(t >= 0 for v in times.values() for t in v)
+
+
+def test_interleaved_seconds_reads_the_given_clock():
+    ticks = iter(range(100))
+    times = interleaved_seconds({"a": lambda: None}, 2, warmup=1, clock=lambda: float(next(ticks)))
+    assert times == {"a": [1.0, 1.0]}
+
+
+def test_interleaved_seconds_rejects_a_clock_that_is_not_callable():
+    with pytest.raises(TypeError, match="clock"):
+        interleaved_seconds({"a": lambda: None}, 2, clock=1.0)
 
 
 @pytest.mark.parametrize("kwargs", [{"repeats": 0}, {"repeats": 2.0}, {"repeats": True}, {"repeats": 2, "warmup": -1}])

@@ -23,19 +23,26 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
     return float(statistics.median(times))
 
 
-def interleaved_seconds(fns: Mapping[str, Callable[[], object]], repeats: int,
-                        warmup: int = 2) -> dict[str, list[float]]:
-    """Wall-clock seconds of each ``fns[name]()``, ``repeats`` times, the callables taking turns so that load
-    drifts hit all of them alike; the first ``warmup`` rounds (lazy initialisation, caches) are not kept."""
+def interleaved_seconds(fns: Mapping[str, Callable[[], object]], repeats: int, warmup: int = 2,
+                        clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Seconds taken by each ``fns[name]()``, ``repeats`` times, the callables taking turns so that load
+    drifts hit all of them alike; the turn order is reversed every other round (A B, B A, ...) so that no
+    callable always runs right after the same other one. The first ``warmup`` rounds (lazy initialisation,
+    caches) are not kept. ``clock`` is wall-clock time by default; ``time.thread_time`` counts only the
+    calling thread's CPU time, which other processes on a busy machine barely disturb (for single-threaded
+    work, e.g. under ``torch.set_num_threads(1)``)."""
     _check_count("repeats", repeats, 1)
     _check_count("warmup", warmup, 0)
     if not fns:
         raise ValueError("interleaved_seconds needs at least one callable")
+    if not callable(clock):
+        raise TypeError(f"clock must be a callable returning seconds, got {clock!r}")
     out: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns.items())
     for r in range(warmup + repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
+        for name, fn in order if r % 2 == 0 else order[::-1]:
+            start = clock()
             fn()
             if r >= warmup:
-                out[name].append(time.perf_counter() - start)
+                out[name].append(clock() - start)
     return out
