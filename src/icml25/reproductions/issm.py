@@ -31,6 +31,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import matplotlib
 
@@ -42,6 +43,7 @@ import torch
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.timing import interleaved_seconds
 
 PAPER = Paper(
     id="issm",
@@ -98,17 +100,17 @@ def _latent_r2(model: ISSM, x: np.ndarray, y: np.ndarray, u: np.ndarray) -> tupl
 
 
 def _step_seconds(models: dict[str, ISSM], y: np.ndarray, u: np.ndarray, repeats: int) -> dict[str, list[float]]:
-    """Wall time of one loss + backward per model, the models interleaved so that load drifts hit both."""
+    """CPU time of one loss + backward per model on the calling thread (the caller sets one torch thread), the
+    models interleaved after two untimed warm-up rounds: another process holding the core does not count."""
     yt, ut = torch.as_tensor(y, dtype=torch.float32), torch.as_tensor(u, dtype=torch.float32)
     gen = torch.Generator().manual_seed(0)
-    out: dict[str, list[float]] = {name: [] for name in models}
-    for _ in range(repeats):
-        for name, model in models.items():
-            model.zero_grad(set_to_none=True)
-            t0 = time.perf_counter()
-            model.loss(yt, ut, generator=gen).backward()
-            out[name].append(time.perf_counter() - t0)
-    return out
+
+    def step(model: ISSM) -> None:
+        model.zero_grad(set_to_none=True)
+        model.loss(yt, ut, generator=gen).backward()
+
+    return interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats,
+                               warmup=2, clock=time.thread_time)
 
 
 def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
