@@ -30,7 +30,7 @@ def interleaved_seconds(fns: Mapping[str, Callable[[], object]], repeats: int, w
     callable always runs right after the same other one. The first ``warmup`` rounds (lazy initialisation,
     caches) are not kept. ``clock`` is wall-clock time by default; ``time.thread_time`` counts only the
     calling thread's CPU time, which other processes on a busy machine barely disturb (for single-threaded
-    work, e.g. under ``torch.set_num_threads(1)``)."""
+    work, e.g. under ``icml25.harness.threads.single_thread()``)."""
     _check_count("repeats", repeats, 1)
     _check_count("warmup", warmup, 0)
     if not fns:

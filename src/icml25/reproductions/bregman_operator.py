@@ -23,8 +23,6 @@ Full scale trains 60 epochs and adds depth 32 for the "FNO degrades with depth" 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 
 import matplotlib
@@ -38,6 +36,7 @@ from matplotlib.ticker import NullFormatter
 from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.operators import ACTIVATIONS, FNO, fit_operator, get_activation_pair, relative_l2
 
@@ -67,16 +66,6 @@ BETA = 10.0  # softplus sharpness for BFNO (the research prototype's value; the 
 # not beat BFNO(4) in 30 epochs. The reproduction uses the raw setting; the docs page reports both.
 NORMALIZE = False
 
-
-@contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Small FFT/conv kernels: a second intra-op thread mostly adds contention on 2 shared cores; restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _model(name: str, in_channels: int, n_modes: tuple[int, ...], depth: int, width: int, seed: int) -> FNO:
@@ -228,7 +217,7 @@ def reproduce(run: Run) -> Result:
         full={"n_train": 512, "n_val": 64, "n_test": 128, "epochs": 60, "depths": (4, 16, 32), "repeats": 20,
               "workers": 2, "darcy": {"n_train": 200, "n_val": 50, "n_test": 50, "epochs": 30, "depths": (8,)}},
     )
-    with _torch_threads(1):
+    with single_thread():
         exact = _exact_checks()
     results = _fits(run, cfg)
     seeds = run.seeds
@@ -239,7 +228,7 @@ def reproduce(run: Run) -> Result:
                       "val": results[("burgers", seeds[0], m, d)]["val"]} for d in cfg["depths"]} for m in MODELS}
     example = {k: v for m in MODELS for k, v in results[("burgers", seeds[0], m, 16)]["example"].items()}
     data = _burgers(cfg["n_train"], cfg["n_val"], cfg["n_test"], seeds[0])
-    with _torch_threads(1):
+    with single_thread():
         step = _step_seconds(data["x_train"][:32], data["y_train"][:32], 16, cfg["repeats"])
 
     mean = {m: {d: float(np.mean(v)) for d, v in per.items()} for m, per in errors.items()}

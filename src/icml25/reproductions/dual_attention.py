@@ -21,8 +21,6 @@ equal to the shared Transformer block) are unit tests in tests/attention/test_du
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 
 import matplotlib
@@ -36,6 +34,7 @@ from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
 from icml25.data.small_models import accuracy, train_classifier
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 
 PAPER = Paper(
@@ -63,16 +62,6 @@ ABLATIONS = {"dat_asymmetric": (2, 2, False)}
 # 0.9 target needs, so the full-scale claim is expected to report "not reproduced at CPU scale".
 MP_STEPS, MP_BATCH = 400, 256
 
-
-@contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Tiny models: intra-op threads only add contention on a shared 2-core machine; restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _model(heads: tuple[int, int, bool], n_tokens: int, pos_enc: str | None, seed: int) -> DATEncoderClassifier:
@@ -119,7 +108,7 @@ def reproduce(run: Run) -> Result:
     models = {**MODELS, **(ABLATIONS if run.scale == "full" else {})}
     sd: dict[str, dict[str, list[float]]] = {name: {"ood": [], "train": []} for name in models}
     total = len(run.seeds) * len(models)
-    with _torch_threads(1):
+    with single_thread():
         for i, seed in enumerate(run.seeds):
             for j, (name, heads) in enumerate(models.items()):
                 # Same/different is order-free: no positional embedding (the relational heads still get
@@ -178,7 +167,7 @@ def _match_pattern(run: Run, ax: plt.Axes, claims: list[Claim]) -> dict[str, obj
     curves: dict[str, dict[int, list[float]]] = {name: {n: [] for n in sizes} for name in MODELS}
     train_curves: dict[str, dict[int, list[float]]] = {name: {n: [] for n in sizes} for name in MODELS}
     done, total = 0, len(sizes) * len(seeds) * len(MODELS)
-    with _torch_threads(1):
+    with single_thread():
         for n in sizes:
             epochs = max(1, round(MP_STEPS * MP_BATCH / n))  # about the same number of optimiser steps at every N
             for seed in seeds:

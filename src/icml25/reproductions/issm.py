@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 
 import matplotlib
@@ -43,6 +41,7 @@ import torch
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 
 PAPER = Paper(
@@ -62,16 +61,6 @@ PROTOCOL = {"amplitude": 1.0, "stim_d": 1.0, "rest_d": 1.0, "repetition": 5, "si
 NOVEL = {**PROTOCOL, "repetition": 3, "rest_d": 2.0}
 MODELS = ("issm", "ssm")
 
-
-@contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Small sequential LSTMs: intra-op threads only add contention on a 2-core machine; restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _data(seed: int, K: int, T: int) -> tuple[dict[str, tuple[np.ndarray, ...]], dict[str, np.ndarray]]:
@@ -149,7 +138,7 @@ def reproduce(run: Run) -> Result:
     show: dict[str, object] = {}
     n_fits = 3 * len(run.seeds)
     done = 0
-    with _torch_threads(1):
+    with single_thread():
         for seed in run.seeds:
             sets, truth = _data(seed, K, T)
             models = {}
