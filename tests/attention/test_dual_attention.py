@@ -240,7 +240,7 @@ def test_models_forward_backward_and_determinism():
 
 
 def test_dat_learns_same_different_on_unseen_objects():
-    from icml25.data.small_models import accuracy, train_classifier
+    from icml25.utils.nn import accuracy, train_classifier
 
     games = RelationalGamesLite("same_different", n_objects_bank=32, d_obj=16, seed=0)
     X, y = map(torch.as_tensor, games.sample(256, "train", seed=1))

@@ -5,7 +5,6 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
-from icml25.data.small_models import make_mlp  # noqa: E402
 from icml25.federated import FitRes, MalformedMessageError, simulate  # noqa: E402
 from icml25.federated.ferret import (  # noqa: E402
     Coords,
@@ -25,6 +24,7 @@ from icml25.federated.ferret import (  # noqa: E402
     seed_digest,
 )
 from icml25.federated.torch_clients import module_to_arrays  # noqa: E402
+from icml25.utils.nn import make_mlp  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:more directions than values")
 

@@ -9,7 +9,6 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-from icml25.data.small_models import make_mlp  # noqa: E402
 from icml25.federated import Client, FitRes, MalformedMessageError, payload_bits, simulate  # noqa: E402
 from icml25.federated.lbi_fl import (  # noqa: E402
     ACTIONS,
@@ -45,6 +44,7 @@ from icml25.federated.lbi_fl import (  # noqa: E402
     training_bitops,
 )
 from icml25.federated.torch_clients import module_to_arrays  # noqa: E402
+from icml25.utils.nn import make_mlp  # noqa: E402
 
 
 # ---------------------------------------------------------------- quantizers

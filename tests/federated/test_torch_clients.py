@@ -4,7 +4,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from icml25.data import dirichlet_partition  # noqa: E402
-from icml25.data.small_models import digits_tensors, make_mlp  # noqa: E402
+from icml25.data.tensors import digits_tensors  # noqa: E402
 from icml25.federated import FedAvg, MalformedMessageError, simulate  # noqa: E402
 from icml25.federated.torch_clients import (  # noqa: E402
     TorchClassifierClient,
@@ -12,6 +12,7 @@ from icml25.federated.torch_clients import (  # noqa: E402
     load_arrays,
     module_to_arrays,
 )
+from icml25.utils.nn import make_mlp  # noqa: E402
 
 
 def model_fn():

@@ -144,7 +144,8 @@ def test_corrupt_or_foreign_json_is_ignored(tmp_path):
 def test_claim_serialises_numpy_and_nonfinite():
     claim = Claim("c", "p", np.float64(0.5), float("inf"), holds=np.bool_(True))
     data = claim.to_json()
-    assert data == {"text": "c", "paper": "p", "measured": 0.5, "baseline": "inf", "holds": True}
+    assert data == {"text": "c", "kind": "finding", "paper": None, "criterion": "p", "measured": 0.5,
+                    "baseline": "inf", "holds": True}
     json.dumps(data, allow_nan=False)
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+from icml25.data.tensors import digits_tensors
 from icml25.optim.squisher import (
     EWCPenalty,
     apply_masks,
@@ -32,6 +32,7 @@ from icml25.optim.squisher import (
     ugm_merge,
     uniform_importance,
 )
+from icml25.utils.nn import make_mlp, train_classifier
 
 
 def _one_step(opt_cls, **kw):

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.attention.transformer import MLP, check_tokens
-from icml25.data._validate import check_int
+from icml25.utils.validation import check_scalar
 
 __all__ = [
     "Attention",
@@ -106,17 +106,18 @@ class Attention(nn.Module):
                  n_kv_heads: int | None = None, add_bias_kv: bool = False, add_bias_out: bool = False,
                  total_n_heads: int | None = None) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.n_heads = check_int("n_heads", n_heads, 1)
-        self.total_n_heads = check_int("total_n_heads", n_heads if total_n_heads is None else total_n_heads, n_heads)
-        self.n_kv_heads = check_int("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads, 1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
+        self.total_n_heads = check_scalar(n_heads if total_n_heads is None else total_n_heads, "total_n_heads", "int",
+                                          min=n_heads)
+        self.n_kv_heads = check_scalar(n_heads if n_kv_heads is None else n_kv_heads, "n_kv_heads", "int", min=1)
         if d_model % self.total_n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads "
                              f"({self.total_n_heads})")
         if n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({self.n_kv_heads})")
         self.head_dim = d_model // self.total_n_heads
-        self.key_dim = check_int("key_dim", self.head_dim if key_dim is None else key_dim, 1)
+        self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
         self.dropout = _check_dropout(dropout)
         self.wq = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
         self.wk = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
@@ -171,11 +172,12 @@ class RelationalAttention(nn.Module):
                  total_n_heads: int | None = None, symmetric_rels: bool = False,
                  use_relative_positional_symbols: bool = False) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.n_heads = check_int("n_heads", n_heads, 1)
-        self.n_relations = check_int("n_relations", n_heads if n_relations is None else n_relations, 1)
-        self.total_n_heads = check_int("total_n_heads", n_heads if total_n_heads is None else total_n_heads, n_heads)
-        self.n_kv_heads = check_int("n_kv_heads", n_heads if n_kv_heads is None else n_kv_heads, 1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
+        self.n_relations = check_scalar(n_heads if n_relations is None else n_relations, "n_relations", "int", min=1)
+        self.total_n_heads = check_scalar(n_heads if total_n_heads is None else total_n_heads, "total_n_heads", "int",
+                                          min=n_heads)
+        self.n_kv_heads = check_scalar(n_heads if n_kv_heads is None else n_kv_heads, "n_kv_heads", "int", min=1)
         if d_model % self.total_n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by the total number of heads "
                              f"({self.total_n_heads})")
@@ -184,9 +186,10 @@ class RelationalAttention(nn.Module):
         if rel_activation not in _REL_ACTIVATIONS:
             raise ValueError(f"rel_activation must be one of {sorted(_REL_ACTIVATIONS)}, got {rel_activation!r}")
         self.head_dim = d_model // self.total_n_heads
-        self.key_dim = check_int("key_dim", self.head_dim if key_dim is None else key_dim, 1)
+        self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
         default_proj = (self.head_dim * n_heads) // self.n_relations
-        self.rel_proj_dim = check_int("rel_proj_dim", default_proj if rel_proj_dim is None else rel_proj_dim, 1)
+        self.rel_proj_dim = check_scalar(default_proj if rel_proj_dim is None else rel_proj_dim, "rel_proj_dim", "int",
+                                         min=1)
         if rel_proj_dim is None and self.rel_proj_dim * self.n_relations != self.head_dim * n_heads:
             raise ValueError(f"rel_proj_dim * n_relations must equal head_dim * n_heads = {self.head_dim * n_heads}; "
                              f"n_relations = {self.n_relations} does not divide it (give rel_proj_dim)")
@@ -261,9 +264,9 @@ class DualAttention(nn.Module):
                  sa_kwargs: dict | None = None, ra_kwargs: dict | None = None,
                  share_attn_params: bool = False) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.n_heads_sa = check_int("n_heads_sa", n_heads_sa, 0)
-        self.n_heads_ra = check_int("n_heads_ra", n_heads_ra, 0)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
+        self.n_heads_ra = check_scalar(n_heads_ra, "n_heads_ra", "int", min=0)
         self.total_n_heads = n_heads_sa + n_heads_ra
         if self.total_n_heads == 0:
             raise ValueError("n_heads_sa and n_heads_ra cannot both be 0")
@@ -306,8 +309,8 @@ class PositionalSymbolRetriever(nn.Module):
 
     def __init__(self, symbol_dim: int, max_length: int) -> None:
         super().__init__()
-        self.symbol_dim = check_int("symbol_dim", symbol_dim, 1)
-        self.max_length = check_int("max_length", max_length, 1)
+        self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
+        self.max_length = check_scalar(max_length, "max_length", "int", min=1)
         self.symbol_library = nn.Embedding(max_length, symbol_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -326,8 +329,8 @@ class PositionRelativeSymbolRetriever(nn.Module):
 
     def __init__(self, symbol_dim: int, max_rel_pos: int) -> None:
         super().__init__()
-        self.symbol_dim = check_int("symbol_dim", symbol_dim, 1)
-        self.max_rel_pos = check_int("max_rel_pos", max_rel_pos, 0)
+        self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
+        self.max_rel_pos = check_scalar(max_rel_pos, "max_rel_pos", "int", min=0)
         self.rel_pos_embeddings = nn.Parameter(torch.empty(2 * max_rel_pos + 1, symbol_dim))
         nn.init.xavier_uniform_(self.rel_pos_embeddings)
 
@@ -346,9 +349,9 @@ class SymbolicAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, n_symbols: int, dropout: float = 0.0,
                  scale: float | None = None, trainable_symbols: bool = True) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.n_heads = check_int("n_heads", n_heads, 1)
-        self.n_symbols = check_int("n_symbols", n_symbols, 1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
+        self.n_symbols = check_scalar(n_symbols, "n_symbols", "int", min=1)
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         self.dropout = _check_dropout(dropout)
@@ -402,8 +405,8 @@ class DualAttnEncoderBlock(nn.Module):
                  norm_type: str = "layernorm", sa_kwargs: dict | None = None, ra_kwargs: dict | None = None,
                  share_attn_params: bool = False, bias: bool = True, causal: bool = False) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.dff = check_int("dff", 4 * d_model if dff is None else dff, 1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
         self.norm_first, self.causal = bool(norm_first), bool(causal)
         self.dropout = nn.Dropout(_check_dropout(dropout_rate))
         self.norm1 = _norm(d_model, norm_type, bias)
@@ -434,8 +437,8 @@ class DualAttnDecoderBlock(nn.Module):
                  cross_kwargs: dict | None = None, share_attn_params: bool = False, bias: bool = True,
                  causal: bool = True) -> None:
         super().__init__()
-        self.d_model = check_int("d_model", d_model, 1)
-        self.dff = check_int("dff", 4 * d_model if dff is None else dff, 1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
         self.norm_first, self.causal = bool(norm_first), bool(causal)
         self.dropout = nn.Dropout(_check_dropout(dropout_rate))
         self.norm1 = _norm(d_model, norm_type, bias)
@@ -487,10 +490,10 @@ class DATEncoderClassifier(nn.Module):
                  ra_kwargs: dict | None = None, share_attn_params: bool = False, pool: str = "mean",
                  pos_enc: str | None = "learned") -> None:
         super().__init__()
-        self.d_in = check_int("d_in", d_in, 1)
-        self.n_classes = check_int("n_classes", n_classes, 1)
-        self.max_len = check_int("max_len", max_len, 1)
-        check_int("n_layers", n_layers, 1)
+        self.d_in = check_scalar(d_in, "d_in", "int", min=1)
+        self.n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
+        self.max_len = check_scalar(max_len, "max_len", "int", min=1)
+        check_scalar(n_layers, "n_layers", "int", min=1)
         if pool not in ("mean", "flatten"):
             raise ValueError(f"pool must be 'mean' or 'flatten', got {pool!r}")
         if pos_enc not in ("learned", None):
@@ -540,9 +543,9 @@ class DualAttnTransformerLM(nn.Module):
                  symbol_retrieval_kwargs: dict | None = None, sa_kwargs: dict | None = None,
                  ra_kwargs: dict | None = None, share_attn_params: bool = False, bias: bool = True) -> None:
         super().__init__()
-        self.vocab_size = check_int("vocab_size", vocab_size, 1)
-        self.max_block_size = check_int("max_block_size", max_block_size, 1)
-        check_int("n_layers", n_layers, 1)
+        self.vocab_size = check_scalar(vocab_size, "vocab_size", "int", min=1)
+        self.max_block_size = check_scalar(max_block_size, "max_block_size", "int", min=1)
+        check_scalar(n_layers, "n_layers", "int", min=1)
         self.d_model = d_model
         defaults = {"positional_symbols": {"max_length": max_block_size}, "position_relative": {"max_rel_pos": 16},
                     "symbolic_attention": {"n_heads": max(1, n_heads_sa + n_heads_ra), "n_symbols": 64}}

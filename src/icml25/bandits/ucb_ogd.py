@@ -51,7 +51,7 @@ from scipy import optimize
 from scipy.special import expit
 
 from icml25.bandits.base import EXP3
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 SourceSampler = Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]]
 EvalSets = Sequence[tuple[np.ndarray, np.ndarray]]

@@ -41,7 +41,8 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from icml25.conformal.merging import merge_eu, merge_exchangeable, merge_mean, merge_uniform, vovk_pooled
-from icml25.data._validate import as_generator, check_int
+from icml25.utils.random import as_generator
+from icml25.utils.validation import check_scalar
 
 COMBINES = ("mod", "vovk", "e", "u", "eu")
 TARGETS = ("mod", "vovk")
@@ -239,7 +240,7 @@ class _CrossConformal(BaseEstimator):
 
     def _validate_params(self) -> None:
         self.alpha_ = _check_alpha(self.confidence_level)
-        check_int("n_folds", self.n_folds, 2)
+        check_scalar(self.n_folds, "n_folds", "int", min=2)
         _check_choice("combine", self.combine, COMBINES)
         _check_choice("target", self.target, TARGETS)
 
@@ -332,7 +333,7 @@ class CrossConformalRegressor(_CrossConformal):
         """Fit one model per fold complement and store the sorted out-of-fold absolute residuals."""
         self._validate_params()
         _check_choice("method", self.method, METHODS)
-        check_int("n_grid", self.n_grid, 2)
+        check_scalar(self.n_grid, "n_grid", "int", min=2)
         if (
             isinstance(self.grid_factor, bool)
             or not isinstance(self.grid_factor, numbers.Real)
@@ -677,7 +678,7 @@ class CVPlusRegressor(BaseEstimator):
     def fit(self, X: np.ndarray, y: np.ndarray) -> CVPlusRegressor:
         """Fit one model per fold complement and store every point's fold and out-of-fold residual."""
         self.alpha_ = _check_alpha(self.confidence_level)
-        check_int("n_folds", self.n_folds, 2)
+        check_scalar(self.n_folds, "n_folds", "int", min=2)
         X, y = check_X_y(X, y, y_numeric=True)
         y = y.astype(float)
         n = X.shape[0]

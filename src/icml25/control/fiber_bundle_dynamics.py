@@ -35,7 +35,7 @@ from scipy.optimize import minimize
 from torch import nn
 from torchdiffeq import odeint
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 Affine = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 METHODS = ("mcbf", "blind", "worst_case", "none")

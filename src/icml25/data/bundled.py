@@ -8,7 +8,7 @@ import numpy as np
 from sklearn import datasets
 from sklearn.model_selection import train_test_split
 
-from icml25.data._validate import check_fraction
+from icml25.utils.validation import check_scalar
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Split:
 
 
 def _split(X: np.ndarray, y: np.ndarray, test_size: float, seed: int, stratify: bool) -> Split:
-    check_fraction("test_size", test_size)
+    check_scalar(test_size, "test_size", "real", min=0.0, max=1.0, inclusive="neither")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     parts = train_test_split(X, y, test_size=test_size, random_state=int(seed), stratify=y if stratify else None)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from icml25.data._validate import as_generator
 from icml25.data.bundled import load_digits_split
+from icml25.utils.random import as_generator
 
 __all__ = ["digits_expert_stream"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 FEYNMAN_FORMULAS: dict[str, tuple[str, int, Callable[[np.ndarray], np.ndarray]]] = {
     "I.12.1": ("F = mu * N", 2, lambda x: x[:, 0] * x[:, 1]),

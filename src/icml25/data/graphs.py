@@ -22,8 +22,8 @@ from importlib import resources
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.data.partition import dirichlet_partition
+from icml25.utils.random import as_generator
 
 __all__ = [
     "GraphData", "to_undirected", "from_pyg", "make_csbm", "load_cora", "induced_subgraph",

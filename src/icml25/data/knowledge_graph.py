@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 __all__ = [
     "PAD",

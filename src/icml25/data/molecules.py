@@ -15,7 +15,7 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 ATOMS = ("C", "N", "O", "S", "H", "Cl")
 VALENCE = {"C": 4, "N": 3, "O": 2, "S": 2, "H": 1, "Cl": 1}

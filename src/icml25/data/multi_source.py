@@ -13,7 +13,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy import ndimage
 from scipy.special import expit
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 DIGIT_CORRUPTIONS = ("clean", "noise", "occlusion", "rotation")
 

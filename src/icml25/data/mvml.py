@@ -13,7 +13,8 @@ import numpy as np
 from scipy import fft, special
 from sklearn import datasets
 
-from icml25.data._validate import as_generator, check_fraction
+from icml25.utils.random import as_generator
+from icml25.utils.validation import check_scalar
 
 DIGITS_MVML_LABELS = ("even", "prime", "at_least_5", "closed_loop", "vertical_stroke", "curved")
 DIGITS_MVML_VIEWS = ("pixels", "profiles", "gradient_histogram", "dct")
@@ -55,7 +56,7 @@ def split_mvml(
     Xs: list[np.ndarray], Y: np.ndarray, test_size: float = 0.3, seed: int | np.random.Generator | None = 0
 ) -> MVMLSplit:
     """A seeded random train/test split of the same rows of every view and of ``Y``."""
-    check_fraction("test_size", test_size)
+    check_scalar(test_size, "test_size", "real", min=0.0, max=1.0, inclusive="neither")
     n = Y.shape[0]
     if any(X.shape[0] != n for X in Xs):
         raise ValueError(f"every view must have {n} rows (as Y), got {[X.shape[0] for X in Xs]}")

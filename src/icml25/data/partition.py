@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 
 def dirichlet_partition(

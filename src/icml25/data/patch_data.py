@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import scipy.fft as sfft
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from icml25.data._validate import as_generator
 from icml25.data.cache import cached_npz
+from icml25.utils.random import as_generator
 
 __all__ = [
     "burgers_1d",

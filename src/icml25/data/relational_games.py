@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 __all__ = ["RelationalGamesLite", "PATTERNS", "TASKS"]
 

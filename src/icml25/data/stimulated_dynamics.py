@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 __all__ = [
     "rotation_transition",

@@ -29,11 +29,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.data._validate import as_generator
 from icml25.data.graphs import GraphData, dirichlet_node_split, induced_subgraph, knn_graph, random_node_masks
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, ClientFailure, History, Strategy, check_same_layout, simulate
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
+from icml25.utils.random import as_generator
 
 __all__ = [
     "normalized_adjacency", "GCNConv", "GCN", "ProxyGenerator", "feature_alignment_loss", "fgw_loss",

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.federated.ledger import CommunicationLedger
 from icml25.federated.messages import (
     EvaluateIns,
@@ -30,6 +29,7 @@ from icml25.federated.messages import (
     check_fit_res,
     deserialize,
 )
+from icml25.utils.random import as_generator
 
 __all__ = [
     "Client", "Strategy", "FedAvg", "ClientFailure", "RoundRecord", "History",

@@ -8,9 +8,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.data.small_models import accuracy, train_classifier
 from icml25.federated.messages import EvaluateIns, EvaluateRes, FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, check_same_layout
+from icml25.utils.nn import accuracy, train_classifier
 
 __all__ = ["module_to_arrays", "load_arrays", "TorchClassifierClient", "accuracy_evaluator"]
 

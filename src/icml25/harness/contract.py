@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,27 +22,32 @@ SCALES = ("smoke", "quick", "full")
 class Paper:
     """What a reproduction is about.
 
-    ``seed`` and ``abstract`` locate the paper's abstract in the project's seed files;
     ``module`` is the library module that implements it; ``anchors`` are the libraries or
     official repositories it is compared with or modelled on.  ``default_seeds`` is the seed
     list a run uses unless ``--seeds`` overrides it.  ``quick_budget_s`` is the wall-clock
     budget of the quick scale on 2 CPU cores (60 s, or 120 s for papers that train a network).
-    ``known_misses`` lists claim texts that a faithful implementation does not meet at quick
-    scale; each must be explained in the reproduction file next to the claim.
+    ``extras`` are the optional dependency groups it needs (``pip install -e '.[torch]'``).
+    ``known_misses`` maps the text of each claim that a faithful implementation does not meet
+    at quick scale to a one-line reason; the measured numbers and the full explanation live in
+    the paper's docs page (``docs/papers/<id>.md``, section "Calibration notes").
+    ``commands`` names modules that add a paper-specific subcommand to the ``icml25`` command line
+    (each defines ``add_parser(subparsers)``; see :mod:`icml25.cli`).
     ``num_cpus`` and ``num_gpus`` are the resources a full-scale run asks a Ray cluster for
     (``icml25 reproduce --backend ray --scale full``); smoke and quick runs ask for one CPU.
+    The paper's title, authors and link come from the catalogue (:mod:`icml25.harness.registry`).
     """
 
     id: str
     title: str
-    seed: str
-    abstract: int
     module: str
+    seed: str | None = None  # TRANSITION: the catalogue holds the seed file; drop from reproductions
+    abstract: int | None = None  # TRANSITION: likewise
     anchors: tuple[str, ...] = ()
     default_seeds: tuple[int, ...] = (0, 1, 2)
     quick_budget_s: float = 60.0
     extras: tuple[str, ...] = ()
-    known_misses: tuple[str, ...] = ()
+    known_misses: Mapping[str, str] = field(default_factory=dict)
+    commands: tuple[str, ...] = ()
     num_cpus: float = 1.0
     num_gpus: float = 0.0
 
@@ -53,27 +58,57 @@ class Paper:
             raise ValueError("default_seeds must not be empty")
         if not self.num_cpus > 0 or not self.num_gpus >= 0:
             raise ValueError(f"num_cpus must be > 0 and num_gpus >= 0, got {self.num_cpus}, {self.num_gpus}")
+        if not isinstance(self.known_misses, Mapping):  # TRANSITION: a tuple of texts becomes a mapping
+            object.__setattr__(self, "known_misses", {text: "" for text in self.known_misses})
+        for text, reason in self.known_misses.items():
+            if not isinstance(text, str) or not isinstance(reason, str):
+                raise TypeError(f"known_misses must map claim texts to one-line reasons, got {text!r}: {reason!r}")
+
+
+KINDS = ("finding", "check")
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One comparison the paper makes, measured in this run.
+    """One statement of the paper, measured in this run.
 
-    ``paper`` is the paper's figure (or the brief's pass criterion), ``measured`` our
-    number, ``baseline`` the baseline's number measured in the same run (or ``None`` for
-    exact checks without a baseline), ``holds`` the verdict.
+    ``text`` says what is claimed; ``criterion`` is the test applied here (e.g.
+    ``"MRE(UltraTWD) <= 0.8 x MRE(QuadTree), every seed"``); ``paper`` is what the paper itself
+    reports (e.g. ``"0.62 (Table 2)"``), or ``None`` where it gives no number.  ``measured`` is our
+    number (a float, a :func:`icml25.harness.stats.summary` over seeds, or a dict of named values),
+    ``baseline`` the baseline's number measured in the same run (``None`` where there is none),
+    ``holds`` the verdict.  ``kind`` is ``"finding"`` for a comparison whose outcome the data could
+    refute, ``"check"`` for an exactness or accounting property that holds by construction; only
+    findings count as reproduced claims.
     """
 
     text: str
-    paper: str
-    measured: Any
-    baseline: Any
-    holds: bool
+    criterion: str | None = None
+    measured: Any = None
+    baseline: Any = None
+    holds: bool = False
+    paper: str | None = None
+    kind: str = "finding"
+
+    def __post_init__(self) -> None:
+        if self.criterion is None:  # TRANSITION: old claims put the criterion in ``paper``
+            object.__setattr__(self, "criterion", self.paper)
+            object.__setattr__(self, "paper", None)
+        if not isinstance(self.text, str) or not self.text:
+            raise TypeError(f"text must be a non-empty string, got {self.text!r}")
+        if not isinstance(self.criterion, str) or not self.criterion:
+            raise TypeError(f"criterion must be a non-empty string, got {self.criterion!r}")
+        if self.paper is not None and not isinstance(self.paper, str):
+            raise TypeError(f"paper must be a string or None, got {self.paper!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "text": self.text,
+            "kind": self.kind,
             "paper": self.paper,
+            "criterion": self.criterion,
             "measured": to_jsonable(self.measured),
             "baseline": to_jsonable(self.baseline),
             "holds": bool(self.holds),

@@ -137,6 +137,9 @@ def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | N
     Smoke and quick runs use one BLAS/OpenMP/PyTorch thread (``harness.threads``).  Only
     ``KeyboardInterrupt`` and ``SystemExit`` propagate (the temporary folder is removed).
     """
+    import matplotlib
+
+    matplotlib.use("Agg")  # the one place the figure backend is set: reproductions only save PNGs
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"icml25-{job.id}-") as tmp:
         out = Path(tmp)

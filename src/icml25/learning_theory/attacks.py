@@ -14,7 +14,8 @@ in eval mode and restore its mode; they never touch parameter gradients.
 Example
 -------
 >>> import torch
->>> from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+>>> from icml25.data.tensors import digits_tensors
+>>> from icml25.utils.nn import make_mlp, train_classifier
 >>> from icml25.learning_theory.attacks import pgd, robust_accuracy
 >>> data = digits_tensors(test_size=0.2, seed=0)
 >>> model = make_mlp([64, 64, 10], seed=0)

@@ -18,7 +18,8 @@ Attacks and adversarial training live in ``icml25.learning_theory.attacks``.
 Example
 -------
 >>> import torch
->>> from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+>>> from icml25.data.tensors import digits_tensors
+>>> from icml25.utils.nn import make_mlp, train_classifier
 >>> from icml25.learning_theory.cgro import RobustMemorizer
 >>> data = digits_tensors(test_size=0.2, seed=0)
 >>> g = make_mlp([64, 32, 10], seed=0)

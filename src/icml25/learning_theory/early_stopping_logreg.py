@@ -42,7 +42,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 from threadpoolctl import threadpool_limits
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 __all__ = [
     "EarlyStoppedLogisticGD",

@@ -41,7 +41,7 @@ import sympy
 from sympy.polys.domains import GF, QQ
 from sympy.polys.matrices import DomainMatrix
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 __all__ = [
     "AH_EXCEPTIONS",

@@ -2,7 +2,8 @@
 
 Example
 -------
->>> from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+>>> from icml25.data.tensors import digits_tensors
+>>> from icml25.utils.nn import make_mlp, train_classifier
 >>> from icml25.optim import read_squisher, fisher_diagonal, compare_importance, obd_prune
 >>> data = digits_tensors(seed=0)
 >>> model = make_mlp([64, 64, 10], seed=0)
@@ -48,7 +49,7 @@ from scipy.stats import spearmanr
 from torch import Tensor, nn
 from torch.func import functional_call, grad, jacrev, vmap
 
-from icml25.data.small_models import train_classifier
+from icml25.utils.nn import train_classifier
 
 Importance = dict[str, Tensor]
 Params = nn.Module | Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]
@@ -636,7 +637,7 @@ def masked_finetune(model: nn.Module, masks: Mapping[str, Tensor], X: Tensor, y:
     """Fine-tune only the entries where ``masks`` is True (others, and unmasked parameters, stay fixed).
 
     Gradients are multiplied by the mask through tensor hooks and parameters without a mask are
-    frozen; training is ``icml25.data.small_models.train_classifier(model, X, y, **train_kwargs)``
+    frozen; training is ``icml25.utils.nn.train_classifier(model, X, y, **train_kwargs)``
     with a fresh optimizer (no weight decay, so frozen entries are bit-identical afterwards).
     """
     params = dict(model.named_parameters())

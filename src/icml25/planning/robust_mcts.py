@@ -29,8 +29,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.planning.ambiguity import Kind, check_kind, check_radius, worst_case
+from icml25.utils.random import as_generator
 
 __all__ = [
     "ChanceNode",

@@ -52,13 +52,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.privacy.calibration import (
     analytic_gaussian_sigma,
     check_positive,
     laplace_scale,
     poisson_delta,
 )
+from icml25.utils.random import as_generator
 
 __all__ = [
     "NoiseFamily",

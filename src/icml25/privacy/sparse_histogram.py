@@ -47,9 +47,9 @@ import numpy as np
 from scipy import stats
 from scipy.interpolate import CubicSpline
 
-from icml25.data._validate import as_generator
 from icml25.privacy.calibration import check_positive
 from icml25.privacy.multiple_release import GaussianFamily
+from icml25.utils.random import as_generator
 
 __all__ = ["SparseHistogramGradualRelease", "ZeroBinFilter", "clear_filter_cache"]
 

@@ -32,7 +32,8 @@ import torch
 from torch import nn
 
 from icml25.attention.transformer import TransformerBlock, init_gpt_weights
-from icml25.data._validate import as_generator, check_int
+from icml25.utils.random import as_generator
+from icml25.utils.validation import check_scalar
 
 __all__ = [
     "STRATEGIES",
@@ -67,7 +68,7 @@ COLLAPSE_NORM = 0.2  # the brief's collapse diagnostic: an output point with nor
 # checks
 # ---------------------------------------------------------------------------------------------
 def _check_problem(N: int, q: int) -> tuple[int, int]:
-    N, q = check_int("N", N, 1), check_int("q", q, 2)
+    N, q = check_scalar(N, "N", "int", min=1), check_scalar(q, "q", "int", min=2)
     if q > 2**31:
         raise ValueError(f"q must be <= 2**31, got {q}")
     if N * q * q >= 2**63:  # the sq_sum / sum_sq targets square values < q before reducing
@@ -100,13 +101,13 @@ def nonzero_count_probs(N: int, strategy: str, q: int | None = None) -> np.ndarr
     ``uniform_n`` (code name ``min_1``): uniform on 1..N; ``uniform``: every entry uniform on
     0..q-1, so n ~ Binomial(N, 1 - 1/q) (needs ``q``).
     """
-    N = check_int("N", N, 1)
+    N = check_scalar(N, "N", "int", min=1)
     _check_choice("strategy", strategy, STRATEGIES)
     n = np.arange(N + 1)
     if strategy == "uniform":
         if q is None:
             raise ValueError("strategy='uniform' needs q")
-        q = check_int("q", q, 2)
+        q = check_scalar(q, "q", "int", min=2)
         p_nz = 1.0 - 1.0 / q
         log_binom = np.array([math.lgamma(N + 1) - math.lgamma(k + 1) - math.lgamma(N - k + 1) for k in n])
         with np.errstate(divide="ignore"):
@@ -123,7 +124,7 @@ def sample_inputs(n_samples: int, N: int, q: int, strategy: str = "inv_sqrt",
     (capped at ``max_nonzero`` for the curriculum's easy phase), fill n uniformly chosen positions
     with values uniform on 1..q-1 and leave the rest 0.
     """
-    n_samples = check_int("n_samples", n_samples, 0)
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=0)
     N, q = _check_problem(N, q)
     _check_choice("strategy", strategy, STRATEGIES)
     rng = as_generator(rng)
@@ -133,7 +134,7 @@ def sample_inputs(n_samples: int, N: int, q: int, strategy: str = "inv_sqrt",
         return rng.integers(0, q, size=(n_samples, N), dtype=np.int64)
     probs = nonzero_count_probs(N, strategy)
     if max_nonzero is not None:
-        probs = probs * (np.arange(N + 1) <= check_int("max_nonzero", max_nonzero, 1))
+        probs = probs * (np.arange(N + 1) <= check_scalar(max_nonzero, "max_nonzero", "int", min=1))
         probs = probs / probs.sum()
     counts = rng.choice(N + 1, size=n_samples, p=probs)
     values = rng.integers(1, q, size=(n_samples, N), dtype=np.int64)
@@ -196,7 +197,7 @@ class LWESampler:
     def __init__(self, n: int, q: int, hamming_weight: int, sigma: float = 3.0,
                  seed: int | np.random.Generator | None = None) -> None:
         self.n, self.q = _check_problem(n, q)
-        self.hamming_weight = check_int("hamming_weight", hamming_weight, 1)
+        self.hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1)
         if self.hamming_weight > self.n:
             raise ValueError(f"hamming_weight must be <= n = {self.n}, got {hamming_weight}")
         if not isinstance(sigma, (int, float)) or not sigma >= 0:
@@ -207,7 +208,7 @@ class LWESampler:
         self.secret[self.rng.choice(self.n, self.hamming_weight, replace=False)] = 1
 
     def sample(self, m: int) -> tuple[np.ndarray, np.ndarray]:
-        m = check_int("m", m, 0)
+        m = check_scalar(m, "m", "int", min=0)
         A = self.rng.integers(0, self.q, size=(m, self.n), dtype=np.int64)
         e = np.rint(self.rng.normal(0.0, self.sigma, size=m)).astype(np.int64)
         return A, (A @ self.secret + e) % self.q
@@ -218,7 +219,7 @@ class LWESampler:
 # ---------------------------------------------------------------------------------------------
 def to_circle(x: torch.Tensor, q: int) -> torch.Tensor:
     """Map residues to the unit circle: ``x -> (cos 2 pi x / q, sin 2 pi x / q)``, shape (..., 2)."""
-    q = check_int("q", q, 2)
+    q = check_scalar(q, "q", "int", min=2)
     x = torch.as_tensor(x)
     theta = (2.0 * math.pi / q) * (x if x.is_floating_point() else x.to(torch.get_default_dtype()))
     return torch.stack((torch.cos(theta), torch.sin(theta)), dim=-1)
@@ -229,7 +230,7 @@ def from_circle(z: torch.Tensor, q: int) -> torch.Tensor:
 
     The origin decodes to 0 (atan2(0, 0) = 0); :func:`evaluate` counts such outputs as collapsed.
     """
-    q = check_int("q", q, 2)
+    q = check_scalar(q, "q", "int", min=2)
     if not torch.is_tensor(z) or z.shape[-1:] != (2,) or not z.is_floating_point():
         raise ValueError(f"z must be a float tensor of shape (..., 2), got {getattr(z, 'shape', type(z))}")
     angle = torch.remainder(torch.atan2(z[..., 1], z[..., 0]), 2.0 * math.pi)
@@ -238,7 +239,7 @@ def from_circle(z: torch.Tensor, q: int) -> torch.Tensor:
 
 def circular_distance(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, q: int):
     """``min(|a - b| mod q, q - |a - b| mod q)``: the distance on Z_q (works on arrays and tensors)."""
-    q = check_int("q", q, 2)
+    q = check_scalar(q, "q", "int", min=2)
     d = (a - b) % q
     return d.minimum(q - d) if torch.is_tensor(d) else np.minimum(d, q - d)
 
@@ -266,7 +267,8 @@ class ModularTransformer(nn.Module):
         self.N, self.q = _check_problem(N, q)
         self.emb_input = _check_choice("emb_input", emb_input, ("angular", "token"))
         self.head = _check_choice("head", head, ("angular", "ce"))
-        self.hidden, self.n_layers = check_int("hidden", hidden, 1), check_int("n_layers", n_layers, 1)
+        self.hidden = check_scalar(hidden, "hidden", "int", min=1)
+        self.n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
         n_heads = max(1, hidden // 64) if n_heads is None else n_heads
         self.embed = nn.Linear(2, hidden, bias=False) if emb_input == "angular" else nn.Embedding(q, hidden)
         self.extra_token = nn.Parameter(torch.zeros(hidden))
@@ -390,8 +392,8 @@ def train(model: ModularTransformer, sampler: ModularSumSampler, steps: int, bat
     ``clip_grad_norm > 0`` clips the gradient norm (the official ``--clip_grad_norm``; 0 disables it).
     Returns a history with ``step``, ``loss`` (mean over each ``log_every`` window) and ``switch_step``.
     """
-    steps, batch_size = check_int("steps", steps, 1), check_int("batch_size", batch_size, 1)
-    warmup, log_every = check_int("warmup", warmup, 0), check_int("log_every", log_every, 1)
+    steps, batch_size = check_scalar(steps, "steps", "int", min=1), check_scalar(batch_size, "batch_size", "int", min=1)
+    warmup, log_every = check_scalar(warmup, "warmup", "int", min=0), check_scalar(log_every, "log_every", "int", min=1)
     if not isinstance(clip_grad_norm, (int, float)) or not clip_grad_norm >= 0:
         raise ValueError(f"clip_grad_norm must be a number >= 0, got {clip_grad_norm!r}")
     if curriculum not in (None, "easy_all"):
@@ -454,7 +456,7 @@ def evaluate(model: ModularTransformer, n_test: int = 5000, taus: tuple[float, .
              function: str = "sum", secret: np.ndarray | None = None, seed: int = 12345) -> dict[str, float]:
     """Metrics on ``n_test`` uniform test inputs: exact accuracy, tau-accuracies (circular error
     <= tau q), accuracy at error <= max(1, 0.01 q), mean output norm and the collapsed fraction (norm < 0.2)."""
-    n_test = check_int("n_test", n_test, 1)
+    n_test = check_scalar(n_test, "n_test", "int", min=1)
     rng = np.random.default_rng(seed)
     x = rng.integers(0, model.q, size=(n_test, model.N), dtype=np.int64)
     y = targets(x, model.q, function, secret)
@@ -479,12 +481,12 @@ def recover_binary_secret(predict_fn: Callable[[np.ndarray], np.ndarray], A: np.
     The guess is accepted if the centred residual ``(A s_hat - b) mod q`` (in (-q/2, q/2]) has standard
     deviation < 2 sigma (<= 2 sigma when sigma = 0).  Returns (guess, accepted).
     """
-    q = check_int("q", q, 2)
+    q = check_scalar(q, "q", "int", min=2)
     A, b = _check_residues(A, q, "A"), _check_residues(b, q, "b")
     if A.ndim != 2 or b.shape != (A.shape[0],):
         raise ValueError(f"A must have shape (m, n) and b shape (m,), got {A.shape} and {b.shape}")
     m, n = A.shape
-    hamming_weight = check_int("hamming_weight", hamming_weight, 1)
+    hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1)
     if hamming_weight > n:
         raise ValueError(f"hamming_weight must be <= n = {n}, got {hamming_weight}")
     if m < n:

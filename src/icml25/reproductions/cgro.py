@@ -41,10 +41,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from icml25.data.patch_data import make_patch_data, random_feature  # noqa: E402
-from icml25.data.small_models import digits_tensors, make_mlp, train_classifier  # noqa: E402
+from icml25.data.tensors import digits_tensors  # noqa: E402
 from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
 from icml25.learning_theory.attacks import adversarial_train, clean_accuracy, robust_accuracy  # noqa: E402
 from icml25.learning_theory.cgro import DynamicsTracker, RobustMemorizer, TwoLayerPatchCNN, separation  # noqa: E402
+from icml25.utils.nn import make_mlp, train_classifier  # noqa: E402
 
 CLAIM_GAP = "digits: PGD adversarial training shows a robust generalization gap >= 25 points"
 CLAIM_STAGE_ORDER = "patch data: Phi reaches 90 % of its final value before Psi reaches 50 % of its final value"

@@ -32,10 +32,10 @@ import torch
 
 from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
-from icml25.data.small_models import accuracy, train_classifier
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
+from icml25.utils.nn import accuracy, train_classifier
 
 PAPER = Paper(
     id="dual_attention",

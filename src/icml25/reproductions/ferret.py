@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from icml25.data import dirichlet_partition
-from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+from icml25.data.tensors import digits_tensors
 from icml25.federated import FedAvg, simulate
 from icml25.federated.ferret import (
     FedKSeed,
@@ -56,6 +56,7 @@ from icml25.federated.ferret import (
 )
 from icml25.federated.torch_clients import accuracy_evaluator, module_to_arrays
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.utils.nn import make_mlp, train_classifier
 
 PAPER = Paper(
     id="ferret",

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from icml25.data.partition import dirichlet_partition
-from icml25.data.small_models import digits_tensors, make_mlp, train_classifier
+from icml25.data.tensors import digits_tensors
 from icml25.federated import FedAvg, FitIns, FitRes, simulate
 from icml25.federated.lbi_fl import (
     BitConfig,
@@ -55,6 +55,7 @@ from icml25.federated.torch_clients import (
 )
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
+from icml25.utils.nn import make_mlp, train_classifier
 
 PAPER = Paper(
     id="lbi_fl",

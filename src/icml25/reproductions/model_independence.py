@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from scipy.stats import kstest  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from icml25.data.small_models import accuracy, digits_tensors, train_classifier  # noqa: E402
+from icml25.data.tensors import digits_tensors  # noqa: E402
 from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
 from icml25.interpretability.model_independence import (  # noqa: E402
     TinyGLU,
@@ -52,6 +52,7 @@ from icml25.interpretability.model_independence import (  # noqa: E402
     rotate_residual,
     weight_match_test,
 )
+from icml25.utils.nn import accuracy, train_classifier  # noqa: E402
 
 CLAIM_EXACT = ("exact test (PERMTEST of the phi_U Fisher statistic, T copies) detects the fine-tuned child: "
                "p = 1/(T+1), Fisher p < 1e-10")

@@ -2,7 +2,7 @@
 
 Everything runs on scikit-learn's digits (8x8, 10 classes) with small MLPs trained by
 ``torch.optim.Adam(lr=1e-3, betas=(0.9, 0.999))``, batch 32, mean cross-entropy, through the shared
-trainer ``icml25.data.small_models``.  Per seed the training split is cut into a fit set (80 %) and a
+trainer ``icml25.utils.nn``.  Per seed the training split is cut into a fit set (80 %) and a
 validation set (20 %, used only to pick δ for UGM and λ for EWC); accuracies are on the test split.
 The reference is the exact class-sum Fisher on (at most) 1000 fit examples; the Squisher is read
 from the optimizer that trained the model, scaled by ``N·B`` (mean reduction).  Experiments:
@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from icml25.data.small_models import accuracy, digits_tensors, make_mlp, train_classifier  # noqa: E402
+from icml25.data.tensors import digits_tensors  # noqa: E402
 from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
 from icml25.optim.squisher import (  # noqa: E402
     EWCPenalty,
@@ -61,6 +61,7 @@ from icml25.optim.squisher import (  # noqa: E402
     ugm_merge,
     uniform_importance,
 )
+from icml25.utils.nn import accuracy, make_mlp, train_classifier  # noqa: E402
 
 APPLICATION = {
     "merge": "Fisher merging of the two views",

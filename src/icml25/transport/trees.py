@@ -15,8 +15,8 @@ from scipy.cluster.hierarchy import linkage
 from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import squareform
 
-from icml25.data._validate import as_generator
 from icml25.transport.ultratwd import UltrametricTree, WeightedTree, check_cost_matrix
+from icml25.utils.random import as_generator
 
 
 def _check_points(points: np.ndarray) -> np.ndarray:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.data.partition import dirichlet_partition
+from icml25.utils.random import as_generator
 
 __all__ = ["Task", "class_incremental_tasks", "split_task_across_clients", "digits_tasks", "gaussian_mixture"]
 

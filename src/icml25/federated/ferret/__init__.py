@@ -8,7 +8,7 @@ baseline.  Everything runs on the shared runtime (:func:`icml25.federated.simula
 Example
 -------
 >>> import torch
->>> from icml25.data.small_models import make_mlp
+>>> from icml25.utils.nn import make_mlp
 >>> from icml25.federated import simulate
 >>> from icml25.federated.ferret import Ferret, FerretClient
 >>> X, y = torch.randn(64, 4), torch.randint(0, 3, (64,))

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.data.small_models import accuracy, train_classifier
 from icml25.federated.lbi_fl.agent import (
     BitWidthState,
     Decision,
@@ -40,6 +39,7 @@ from icml25.federated.ledger import CommunicationLedger
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, pack_uint, unpack_uint
 from icml25.federated.simulation import Client, History, Strategy, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
+from icml25.utils.nn import accuracy, train_classifier
 
 __all__ = [
     "encode_arrays", "decode_arrays", "LBIFLClient", "LBIFLStrategy", "lowbit_accuracy_evaluator", "LBIFLRun",

@@ -18,9 +18,10 @@ from pathlib import Path
 import torch
 
 from icml25.data.partition import dirichlet_partition
-from icml25.data.small_models import digits_tensors, make_mlp
+from icml25.data.tensors import digits_tensors
 from icml25.federated.lbi_fl.agent import PRETRAINED_PATH, RLPolicy, train_agent
 from icml25.federated.lbi_fl.fl import ProxyTask
+from icml25.utils.nn import make_mlp
 
 __all__ = ["proxy_task", "train_default_agent"]
 

@@ -13,8 +13,8 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.graphs.dag_grammar.grammar import graph_hash, is_isomorphic
+from icml25.utils.random import as_generator
 
 Order = Literal["default", "bfs", "random"]
 

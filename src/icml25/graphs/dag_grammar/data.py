@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 ENAS_OPS = ("conv3", "sep3", "conv5", "sep5", "avg3", "max3")
 ENAS_OP_VALUE = {"conv3": 0.06, "sep3": 0.05, "conv5": 0.08, "sep5": 0.07, "avg3": 0.01, "max3": 0.02}

@@ -21,7 +21,7 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from icml25.data._validate import as_generator
+from icml25.utils.random import as_generator
 
 START = "<S>"
 NONTERMINAL = "<N>"

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.optimize import linprog
 
-from icml25.data._validate import as_generator
 from icml25.optim.generalized_smoothness_gd.ell import AffineEll
+from icml25.utils.random import as_generator
 
 __all__ = ["estimate_ell", "fit_affine_envelope", "measure_curvature"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.data._validate import as_generator
 from icml25.optim.generalized_smoothness_gd.ell import AffineEll, EllFunction, PowerEll, SquaredAffineEll
+from icml25.utils.random import as_generator
 
 __all__ = ["CertifiedFunction", "CoshSum", "DoubleWell", "LogBarrier"]
 

@@ -1,11 +1,12 @@
-"""The shared small-model trainer."""
+"""The shared small-model helpers (icml25.utils.nn) and the digits as tensors."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from icml25.data.small_models import accuracy, digits_tensors, make_mlp, train_classifier
+from icml25.data.tensors import digits_tensors
+from icml25.utils.nn import accuracy, make_mlp, train_classifier
 
 
 def test_trains_digits_and_is_deterministic():
@@ -27,9 +28,9 @@ def test_make_mlp_shapes_and_seed():
     assert not torch.equal(a[0].weight, make_mlp([4, 3, 2], seed=1)[0].weight)
 
 
-@pytest.mark.parametrize("sizes", [[4], [4, 0], [4, 2.5]])
-def test_make_mlp_bad_sizes(sizes):
-    with pytest.raises(ValueError, match="sizes"):
+@pytest.mark.parametrize(("sizes", "exc"), [([4], ValueError), ([4, 0], ValueError), ([4, 2.5], TypeError)])
+def test_make_mlp_bad_sizes(sizes, exc):
+    with pytest.raises(exc, match="sizes"):
         make_mlp(sizes)
 
 
