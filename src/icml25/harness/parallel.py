@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from icml25.harness.threads import single_thread
+from icml25.utils.validation import check_scalar
 
 
 def _single_threaded(fn: Callable[..., Any], args: tuple) -> Any:
@@ -29,8 +30,7 @@ def run_jobs(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int,
     ``progress(fraction, describe(job))`` is called as each job finishes. With ``workers == 1`` (or one
     job) the jobs run here, in order, under the caller's thread settings.
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    workers = check_scalar(workers, "workers", "int", min=1)
     report = progress or (lambda fraction, message: None)
     if workers == 1 or len(jobs) <= 1:
         out = []

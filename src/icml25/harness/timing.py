@@ -6,15 +6,12 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 
-
-def _check_count(name: str, value: int, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+from icml25.utils.validation import check_callable, check_scalar
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
     """Median wall-clock seconds of ``repeats`` calls of ``fn()``."""
-    _check_count("repeats", repeats, 1)
+    repeats = check_scalar(repeats, "repeats", "int", min=1)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -31,12 +28,11 @@ def interleaved_seconds(fns: Mapping[str, Callable[[], object]], repeats: int, w
     caches) are not kept. ``clock`` is wall-clock time by default; ``time.thread_time`` counts only the
     calling thread's CPU time, which other processes on a busy machine barely disturb (for single-threaded
     work, e.g. under ``icml25.harness.threads.single_thread()``)."""
-    _check_count("repeats", repeats, 1)
-    _check_count("warmup", warmup, 0)
+    repeats = check_scalar(repeats, "repeats", "int", min=1)
+    warmup = check_scalar(warmup, "warmup", "int", min=0)
     if not fns:
         raise ValueError("interleaved_seconds needs at least one callable")
-    if not callable(clock):
-        raise TypeError(f"clock must be a callable returning seconds, got {clock!r}")
+    check_callable(clock, "clock")
     out: dict[str, list[float]] = {name: [] for name in fns}
     order = list(fns.items())
     for r in range(warmup + repeats):
