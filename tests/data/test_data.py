@@ -30,9 +30,10 @@ def test_other_bundled_sets():
     assert c.X_train.shape[1] == 30 and set(np.unique(c.y_train)) == {0, 1}
 
 
-@pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, "0.3", True])
-def test_bad_test_size(bad):
-    with pytest.raises(ValueError, match="test_size"):
+@pytest.mark.parametrize(("bad", "exc"), [(0.0, ValueError), (1.0, ValueError), (-0.2, ValueError),
+                                          (float("nan"), ValueError), ("0.3", TypeError), (True, TypeError)])
+def test_bad_test_size(bad, exc):
+    with pytest.raises(exc, match=r"test_size must be a real number in \(0, 1\), got"):
         load_digits_split(test_size=bad)
 
 
