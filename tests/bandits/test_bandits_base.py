@@ -171,9 +171,15 @@ def test_bad_input_is_rejected():
         EXP3(2, 10, gamma=2.0)
     with pytest.raises(ValueError, match="arm must be"):
         TsallisINF(2).update(2, 0.5)
+    with pytest.raises(TypeError, match=r"arm must be an integer in \[0, 1\]"):
+        TsallisINF(2).update(1.0, 0.5)
+    with pytest.raises(TypeError, match="n_arms must be an integer >= 1"):
+        UCB("3")
+    with pytest.raises(TypeError, match="loss must be a"):
+        check_loss("0.5")
     with pytest.raises(ValueError, match="finite"):
         check_loss(math.nan, bounded=False)
-    with pytest.raises(ValueError, match="distribution"):
+    with pytest.raises(ValueError, match="advice rows must sum to 1"):
         EXP4(2, 2, 5).act(np.random.default_rng(0), np.array([[0.5, 0.6], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="shape"):
         EXP4(2, 2, 5).act(np.random.default_rng(0), np.array([0, 1, 1]))
@@ -187,5 +193,5 @@ def test_bad_input_is_rejected():
         LossMatrixEnv(np.array([[2.0, 0.0]]))
     with pytest.raises(ValueError, match="arms"):
         run_bandit(TsallisINF(3), BernoulliEnv([0.5, 0.5], horizon=10), np.random.default_rng(0))
-    with pytest.raises(ValueError, match="actions must be"):
+    with pytest.raises(ValueError, match=r"actions must have shape \(4\)"):
         regret(np.zeros(3, dtype=int), np.zeros((4, 2)))
