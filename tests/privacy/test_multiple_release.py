@@ -124,7 +124,7 @@ def test_laplace_marginals_atoms_and_covariance_any_order():
 
 
 def _conv_laplace(d, b, b_hi):
-    """(f_b * f_{b_hi})(d), the closed form of the brief."""
+    """(f_b * f_{b_hi})(d), the closed form of the Laplace convolution."""
     return (b * math.exp(-abs(d) / b) - b_hi * math.exp(-abs(d) / b_hi)) / (2 * (b * b - b_hi * b_hi))
 
 
