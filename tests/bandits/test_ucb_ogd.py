@@ -530,3 +530,17 @@ def test_selectors_share_the_interface():
         assert isinstance(sel, SourceSelector)
         sel.update(1, 0.3)
         assert sel.counts_.tolist() == [0, 1] and sel.t_ == 1
+
+
+def test_multi_source_sample_takes_a_seed():
+    task = make_multisource_logistic(3, 4, seed=0)
+    X1, y1 = task.sample(1, 5, seed=3)
+    X2, y2 = task.sample(1, 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    with pytest.raises(ValueError, match=r"source must be an integer in \[0, 2\]"):
+        task.sample(3, 5, seed=0)
+    with pytest.raises(TypeError, match="n must be an integer >= 1"):
+        task.sample(0, 2.0, seed=0)
+    noisy = corrupt_digits(np.zeros((2, 64)), "noise", seed=1)
+    np.testing.assert_array_equal(noisy, corrupt_digits(np.zeros((2, 64)), "noise", np.random.default_rng(1)))
