@@ -85,14 +85,6 @@ class ExpertAlgorithm(Protocol):
 
 
 # ----------------------------------------------------------------------------- checks
-def _optional_rate(value: float | None, name: str, high: float | None = None) -> float | None:
-    return None if value is None else check_scalar(value, name, "real", min=0.0, max=high)
-
-
-def _arm(arm: int, n_arms: int, name: str = "arm") -> int:
-    return check_scalar(arm, name, "int", min=0, max=n_arms - 1)
-
-
 def _loss_matrix(losses: np.ndarray) -> np.ndarray:
     losses = check_array(losses, "losses", ndim=2, dtype=float, min_len=1)
     if losses.size == 0 or losses.min() < 0 or losses.max() > 1:
@@ -218,7 +210,7 @@ class TsallisINF:
 
     def update(self, arm: int, loss: float) -> None:
         """Importance-weighted update of the played arm with any finite ``loss``."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.cum_loss_estimates[arm] += check_loss(loss, bounded=False) / self.probabilities[arm]
         self.t += 1
         self.probabilities = self._solve()
@@ -244,11 +236,11 @@ class EXP3:
         self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
         self.horizon = check_scalar(horizon, "horizon", "int", min=1)
         log_k = math.log(self.n_arms)
-        eta = _optional_rate(eta, "eta")
-        gamma = _optional_rate(gamma, "gamma", high=1.0)
+        eta = None if eta is None else check_scalar(eta, "eta", "real", min=0.0)
+        gamma = None if gamma is None else check_scalar(gamma, "gamma", "real", min=0.0, max=1.0)
         self.eta = math.sqrt(2.0 * log_k / (self.horizon * self.n_arms)) if eta is None else eta
         self.gamma = min(1.0, math.sqrt(self.n_arms * log_k / self.horizon)) if gamma is None else gamma
-        self.clip = _optional_rate(clip, "clip")
+        self.clip = None if clip is None else check_scalar(clip, "clip", "real", min=0.0)
         self.log_weights = np.zeros(self.n_arms)
         self.t = 0
 
@@ -264,7 +256,7 @@ class EXP3:
 
     def update(self, arm: int, loss: float) -> None:
         """Exponential-weights step on the importance-weighted loss of the played arm."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if self.t >= self.horizon:
             raise ValueError(f"horizon exceeded: EXP3 was built for {self.horizon} updates")
         value = _clip_rescale(loss, self.clip)
@@ -292,14 +284,14 @@ class EXP4:
         self.n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
         self.n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
         self.horizon = check_scalar(horizon, "horizon", "int", min=1)
-        eta = _optional_rate(eta, "eta")
+        eta = None if eta is None else check_scalar(eta, "eta", "real", min=0.0)
         self.eta = (
             math.sqrt(2.0 * math.log(self.n_experts) / (self.horizon * self.n_actions))
             if eta is None
             else eta
         )
         self.gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0)
-        self.clip = _optional_rate(clip, "clip")
+        self.clip = None if clip is None else check_scalar(clip, "clip", "real", min=0.0)
         self.log_weights = np.zeros(self.n_experts)
         self.t = 0
         self._advice: np.ndarray | None = None
@@ -333,7 +325,7 @@ class EXP4:
         """Importance-weighted exponential-weights step on the experts."""
         if self._advice is None or self._q is None:
             raise ValueError("update() must follow act() in the same round")
-        action = _arm(action, self.n_actions, "action")
+        action = check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)
         lhat = _clip_rescale(loss, self.clip) / self._q[action]
         if self._advice.ndim == 1:
             self.log_weights -= self.eta * lhat * (self._advice == action)
@@ -371,7 +363,7 @@ class UCB:
 
     def update(self, arm: int, loss: float) -> None:
         """Record the loss of the played arm."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.sums[arm] += check_loss(loss)
         self.counts[arm] += 1
         self.t += 1
@@ -397,7 +389,7 @@ class FollowTheLeader:
 
     def update(self, arm: int, loss: float) -> None:
         """Record the loss of the played arm."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.sums[arm] += check_loss(loss, bounded=False)
         self.counts[arm] += 1
 
@@ -414,7 +406,7 @@ class Uniform:
 
     def update(self, arm: int, loss: float) -> None:
         """Nothing to learn."""
-        _arm(arm, self.n_arms)
+        check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         check_loss(loss, bounded=False)
 
 
@@ -423,7 +415,7 @@ class FixedArm:
 
     def __init__(self, n_arms: int, arm: int = 0) -> None:
         self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
-        self.arm = _arm(arm, self.n_arms)
+        self.arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
 
     def act(self, rng: np.random.Generator) -> int:
         """The fixed arm."""
@@ -431,7 +423,7 @@ class FixedArm:
 
     def update(self, arm: int, loss: float) -> None:
         """Nothing to learn."""
-        _arm(arm, self.n_arms)
+        check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         check_loss(loss, bounded=False)
 
 
@@ -449,7 +441,10 @@ class BernoulliEnv:
         if means.ndim == 1:
             means = means[None, :]
         if means.shape[1] < 1 or not np.all((means >= 0) & (means <= 1)):
-            raise ValueError(f"means must be a (K,) or (S, K) array of probabilities in [0, 1], got {means.tolist()}")
+            raise ValueError(
+                f"means must be a (K,) or (S, K) array of probabilities in [0, 1], got shape {means.shape} "
+                f"and values in [{means.min(initial=0.0):g}, {means.max(initial=0.0):g}]"
+            )
         self.means = means
         self._means = means.tolist()  # plain floats for the per-round sampler
         self.n_arms = means.shape[1]
@@ -474,7 +469,7 @@ class BernoulliEnv:
 
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if not 0 <= start < stop <= self.horizon:
             raise ValueError(
                 f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
@@ -514,7 +509,7 @@ class LossMatrixEnv:
 
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of ``l_t(arm)`` over rounds ``start <= t < stop`` (``rng`` unused)."""
-        arm = _arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if not 0 <= start < stop <= self.horizon:
             raise ValueError(
                 f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
@@ -548,7 +543,7 @@ class ExpertAdviceEnv:
 
     def loss(self, t: int, action: int) -> float:
         """The loss ``l_t(action)``."""
-        return float(self.losses[t, _arm(action, self.n_actions, "action")])
+        return float(self.losses[t, check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)])
 
 
 # ----------------------------------------------------------------------------- runners and regret
