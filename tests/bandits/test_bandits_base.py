@@ -171,9 +171,15 @@ def test_bad_input_is_rejected():
         EXP3(2, 10, gamma=2.0)
     with pytest.raises(ValueError, match="arm must be"):
         TsallisINF(2).update(2, 0.5)
+    with pytest.raises(TypeError, match=r"arm must be an integer in \[0, 1\]"):
+        TsallisINF(2).update(1.0, 0.5)
+    with pytest.raises(TypeError, match="n_arms must be an integer >= 1"):
+        UCB("3")
+    with pytest.raises(TypeError, match="loss must be a"):
+        check_loss("0.5")
     with pytest.raises(ValueError, match="finite"):
         check_loss(math.nan, bounded=False)
-    with pytest.raises(ValueError, match="distribution"):
+    with pytest.raises(ValueError, match="advice rows must sum to 1"):
         EXP4(2, 2, 5).act(np.random.default_rng(0), np.array([[0.5, 0.6], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="shape"):
         EXP4(2, 2, 5).act(np.random.default_rng(0), np.array([0, 1, 1]))
@@ -187,5 +193,20 @@ def test_bad_input_is_rejected():
         LossMatrixEnv(np.array([[2.0, 0.0]]))
     with pytest.raises(ValueError, match="arms"):
         run_bandit(TsallisINF(3), BernoulliEnv([0.5, 0.5], horizon=10), np.random.default_rng(0))
-    with pytest.raises(ValueError, match="actions must be"):
+    with pytest.raises(ValueError, match=r"actions must have shape \(4\)"):
         regret(np.zeros(3, dtype=int), np.zeros((4, 2)))
+
+
+def test_runners_take_a_seed_and_the_shared_helpers_are_public():
+    env = BernoulliEnv([0.25, 0.75, 0.75], horizon=200)
+    by_int = run_bandit(TsallisINF(3), env, seed=5)
+    by_generator = run_bandit(TsallisINF(3), env, np.random.default_rng(5))
+    np.testing.assert_array_equal(by_int, by_generator)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        run_bandit(TsallisINF(3), env, seed="5")
+    from icml25.bandits import check_advice, sample_index
+
+    assert sample_index(np.random.default_rng(0), np.array([0.0, 1.0, 0.0])) == 1
+    np.testing.assert_array_equal(check_advice(np.array([0, 2]), 2, 3), [0, 2])
+    with pytest.raises(ValueError, match="advice must recommend actions"):
+        check_advice(np.array([0, 3]), 2, 3)

@@ -202,7 +202,7 @@ def test_bad_input_is_rejected():
         learner.run(LossMatrixEnv(np.zeros((2, 2))), rng)
     with pytest.raises(ValueError, match="horizon"):
         BatchedPrivateBandit(TsallisINF(2), 5, 1.0).run(LossMatrixEnv(np.zeros((4, 2))), rng)
-    with pytest.raises(ValueError, match="distribution"):
+    with pytest.raises(ValueError, match="advice rows must sum to 1"):
         BatchedExpertsAsArms(TsallisINF(2), 2, 5, 1.0).act(rng, np.array([[0.5, 0.4], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="even"):
         two_batch_audit(1.0, horizon=3)

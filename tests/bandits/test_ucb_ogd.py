@@ -123,12 +123,12 @@ def test_loss_path_matches_pointwise_losses():
 
 
 def test_model_bad_input():
-    with pytest.raises(ValueError, match="n_features must be a positive integer"):
+    with pytest.raises(ValueError, match="n_features must be an integer >= 1"):
         LogisticModel(0)
-    with pytest.raises(ValueError, match="n_classes must be >= 2"):
+    with pytest.raises(ValueError, match="n_classes must be an integer >= 2"):
         SoftmaxModel(3, 1)
     m = LogisticModel(2)
-    with pytest.raises(ValueError, match=r"X must have shape \(n, 2\)"):
+    with pytest.raises(ValueError, match=r"X must have shape \(\*, 2\)"):
         m.loss(np.ones(3), 1)
     with pytest.raises(ValueError, match="labels must be in"):
         m.loss(np.ones(2), 2)
@@ -136,9 +136,11 @@ def test_model_bad_input():
         m.loss(np.ones(2), 0.5)
     with pytest.raises(ValueError, match="one label per row"):
         m.loss(np.ones((3, 2)), [0, 1])
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="X must contain only finite values"):
         m.loss([np.nan, 1.0], 0)
-    with pytest.raises(ValueError, match="params must be a finite array of shape"):
+    with pytest.raises(TypeError, match="fit_intercept must be True or False"):
+        LogisticModel(2, fit_intercept=1)
+    with pytest.raises(ValueError, match=r"params must have shape \(2\)"):
         m.params = np.ones(5)
 
 
@@ -207,24 +209,26 @@ def test_uncertainty_selector_picks_least_certain_source():
 
 
 def test_selector_bad_input():
-    with pytest.raises(ValueError, match="n_sources must be a positive integer"):
+    with pytest.raises(ValueError, match="n_sources must be an integer >= 1"):
         UCBSelector(0)
-    with pytest.raises(ValueError, match="loss_bound must be a finite number > 0"):
+    with pytest.raises(ValueError, match=r"loss_bound must be a real number in \(0, inf\)"):
         UCBSelector(2, loss_bound=0.0)
-    with pytest.raises(ValueError, match="bonus_scale must be a finite number >= 0"):
+    with pytest.raises(ValueError, match=r"bonus_scale must be a real number in \[0, inf\)"):
         UCBSelector(2, bonus_scale=-1.0)
-    with pytest.raises(ValueError, match="window must be a positive integer"):
+    with pytest.raises(ValueError, match="window must be an integer >= 1"):
         UCBSelector(2, window=0)
-    with pytest.raises(ValueError, match=r"epsilon must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"epsilon must be a real number in \[0, 1\]"):
         GreedySelector(2, epsilon=1.5)
     with pytest.raises(ValueError, match="measure must be one of"):
         UncertaintySelector(2, measure="variance")
     with pytest.raises(ValueError, match="needs the model and one candidate batch per source"):
         UncertaintySelector(2).select(np.random.default_rng(0))
     sel = UCBSelector(2)
-    with pytest.raises(ValueError, match=r"source must be an integer in \[0, 2\)"):
+    with pytest.raises(ValueError, match=r"source must be an integer in \[0, 1\]"):
         sel.update(2, 0.1)
-    with pytest.raises(ValueError, match="loss must be finite"):
+    with pytest.raises(TypeError, match=r"source must be an integer in \[0, 1\]"):
+        sel.update(1.0, 0.1)
+    with pytest.raises(ValueError, match="loss must be a finite real number"):
         sel.update(0, float("nan"))
 
 
@@ -293,9 +297,9 @@ def test_uncertainty_selector_in_the_loop_and_array_source():
 
 def test_collector_bad_input():
     task = make_multisource_logistic(2, 3, seed=0)
-    with pytest.raises(ValueError, match="eta0 must be a finite number > 0"):
+    with pytest.raises(ValueError, match=r"eta0 must be a real number in \(0, inf\)"):
         UCBOGD(2, LogisticModel(3), eta0=0.0)
-    with pytest.raises(ValueError, match="n_sources must be a positive integer"):
+    with pytest.raises(ValueError, match="n_sources must be an integer >= 1"):
         UCBOGD(0, LogisticModel(3))
     with pytest.raises(TypeError, match="model must implement OnlineModel"):
         AdaptiveCollector(object(), UniformSelector(2))
@@ -383,13 +387,13 @@ def test_worst_loss_path_generic_fallback_matches_vectorised():
 def test_metric_bad_input():
     with pytest.raises(ValueError, match="eval_sets must be a non-empty sequence"):
         source_losses(LogisticModel(1), [])
-    with pytest.raises(ValueError, match="non-empty finite 1-D"):
+    with pytest.raises(ValueError, match="worst_losses must have at least 1 entries"):
         regret_curve(np.array([]), 0.1)
-    with pytest.raises(ValueError, match="L_star must be a finite number"):
+    with pytest.raises(ValueError, match="L_star must be a finite real number"):
         regret_curve(np.ones(3), float("inf"))
     with pytest.raises(ValueError, match="must be > 0"):
         regret_exponent([1, 2], [0.0, 1.0])
-    with pytest.raises(ValueError, match=r"params must be a non-empty \(T, p\)"):
+    with pytest.raises(ValueError, match="params must be a 2-d array"):
         worst_loss_path(LogisticModel(1), np.ones(3), [(np.ones((1, 1)), [1])])
 
 
@@ -506,16 +510,18 @@ def test_corrupt_digits():
 def test_data_bad_input():
     with pytest.raises(ValueError, match="kind must be one of"):
         corrupt_digits(np.zeros((1, 64)), "blur", np.random.default_rng(0))
-    with pytest.raises(ValueError, match=r"X must be an \(n, 64\) array"):
+    with pytest.raises(ValueError, match=r"X must have shape \(\*, 64\)"):
         corrupt_digits(np.zeros((1, 10)), "clean", np.random.default_rng(0))
-    with pytest.raises(ValueError, match=r"n_hard must be an integer in \[0, n_sources\]"):
+    with pytest.raises(ValueError, match=r"n_hard must be an integer in \[0, 3\]"):
         make_multisource_logistic(3, 4, n_hard=4)
-    with pytest.raises(ValueError, match="means and weights must be equal"):
+    with pytest.raises(ValueError, match=r"weights must have shape \(2, 3\)"):
         MultiSourceLogistic(np.zeros((2, 3)), np.zeros((2, 4)))
     with pytest.raises(ValueError, match="params must be finite with shape"):
         make_multisource_logistic(2, 3).population_losses(np.zeros(4))
-    with pytest.raises(ValueError, match="X must be"):
+    with pytest.raises(ValueError, match="X must be a 2-d array"):
         ArraySource(np.zeros(3), np.zeros(3))
+    with pytest.raises(TypeError, match="transform must be callable"):
+        ArraySource(np.zeros((3, 2)), np.zeros(3), transform=3)
 
 
 def test_selectors_share_the_interface():
@@ -524,3 +530,17 @@ def test_selectors_share_the_interface():
         assert isinstance(sel, SourceSelector)
         sel.update(1, 0.3)
         assert sel.counts_.tolist() == [0, 1] and sel.t_ == 1
+
+
+def test_multi_source_sample_takes_a_seed():
+    task = make_multisource_logistic(3, 4, seed=0)
+    X1, y1 = task.sample(1, 5, seed=3)
+    X2, y2 = task.sample(1, 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    with pytest.raises(ValueError, match=r"source must be an integer in \[0, 2\]"):
+        task.sample(3, 5, seed=0)
+    with pytest.raises(TypeError, match="n must be an integer >= 1"):
+        task.sample(0, 2.0, seed=0)
+    noisy = corrupt_digits(np.zeros((2, 64)), "noise", seed=1)
+    np.testing.assert_array_equal(noisy, corrupt_digits(np.zeros((2, 64)), "noise", np.random.default_rng(1)))

@@ -92,3 +92,18 @@ def test_cache_builds_once(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["demo_seed0.npz"]
     with pytest.raises(ValueError, match="plain file name"):
         cached_npz("../escape", make)
+
+
+def test_digits_expert_stream_checks_its_arguments():
+    from icml25.data.expert_advice import digits_expert_stream
+
+    advice, losses = digits_expert_stream(3, 20, seed=0, max_depth=(1, 2))
+    assert advice.shape == (20, 3) and losses.shape == (20, 10)
+    with pytest.raises(ValueError, match="n_experts must be an integer >= 1"):
+        digits_expert_stream(0, 20)
+    with pytest.raises(TypeError, match="horizon must be an integer >= 1"):
+        digits_expert_stream(3, 20.0)
+    with pytest.raises(ValueError, match=r"n_features must be an integer in \[1, 64\]"):
+        digits_expert_stream(3, 20, n_features=65)
+    with pytest.raises(ValueError, match="max_depth must be a pair"):
+        digits_expert_stream(3, 20, max_depth=(4, 2))

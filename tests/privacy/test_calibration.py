@@ -11,23 +11,20 @@ from scipy import stats
 from icml25.privacy import (
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
-    check_positive,
     gaussian_sigma_zcdp,
     laplace_scale,
     poisson_delta,
 )
 
 
-def test_check_positive_accepts_numpy_scalars_and_rejects_bad_values():
-    assert check_positive("a", np.float32(2.0)) == 2.0
-    assert check_positive("a", np.int64(3)) == 3.0
-    with pytest.raises(TypeError, match="real number"):
-        check_positive("a", True)
-    with pytest.raises(TypeError, match="real number"):
-        check_positive("a", "1")
+def test_calibration_accepts_numpy_scalars_and_rejects_bad_values():
+    assert laplace_scale(np.float32(2.0), np.int64(4)) == 2.0
+    for bad in (True, "1", None):
+        with pytest.raises(TypeError, match=r"epsilon must be a real number in \(0, inf\)"):
+            laplace_scale(bad)
     for bad in (0, -1.0, math.nan, math.inf):
-        with pytest.raises(ValueError, match="finite number > 0"):
-            check_positive("a", bad)
+        with pytest.raises(ValueError, match=r"epsilon must be a real number in \(0, inf\)"):
+            laplace_scale(bad)
 
 
 def test_laplace_and_zcdp_closed_forms():
@@ -87,7 +84,9 @@ def test_poisson_delta_limits_and_monotonicity():
     assert poisson_delta(40.0, 2.0) == pytest.approx(math.exp(-2.0), rel=1e-12)
     assert poisson_delta(0.5, 30.0) < poisson_delta(0.5, 10.0)
     assert poisson_delta(1.0, 30.0) < poisson_delta(0.5, 30.0)
-    with pytest.raises(ValueError, match="integer"):
+    with pytest.raises(TypeError, match="sensitivity must be an integer >= 1"):
         poisson_delta(1.0, 2.0, sensitivity=1.5)
+    with pytest.raises(ValueError, match="sensitivity must be an integer >= 1"):
+        poisson_delta(1.0, 2.0, sensitivity=0)
     with pytest.raises(ValueError, match="lam"):
         poisson_delta(1.0, -2.0)

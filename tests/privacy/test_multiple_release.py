@@ -43,7 +43,7 @@ class BasisRNG(np.random.Generator):
 
 
 def _noises(family, levels, order, n, seed):
-    engine = MultipleRelease(np.zeros(n), family, rng=seed)
+    engine = MultipleRelease(np.zeros(n), family, seed=seed)
     out = {}
     for i in order:
         out[i] = engine.release(levels[i])
@@ -92,7 +92,7 @@ def test_gaussian_exact_mode_is_refused_with_the_reason():
 
 
 def test_gaussian_convenience_calibrations():
-    g = GaussianMultipleRelease(np.zeros(3), l2_sensitivity=2.0, rng=0)
+    g = GaussianMultipleRelease(np.zeros(3), l2_sensitivity=2.0, seed=0)
     g.release(rho=0.5)
     g.release(sigma=3.0)
     g.release(epsilon=1.0, delta=1e-5)
@@ -124,7 +124,7 @@ def test_laplace_marginals_atoms_and_covariance_any_order():
 
 
 def _conv_laplace(d, b, b_hi):
-    """(f_b * f_{b_hi})(d), the closed form of the brief."""
+    """(f_b * f_{b_hi})(d), the closed form of the Laplace convolution."""
     return (b * math.exp(-abs(d) / b) - b_hi * math.exp(-abs(d) / b_hi)) / (2 * (b * b - b_hi * b_hi))
 
 
@@ -163,7 +163,7 @@ def test_laplace_atoms_copy_neighbours_bit_for_bit():
 
 
 def test_laplace_convenience_epsilon():
-    lap = LaplaceMultipleRelease(np.arange(4.0), l1_sensitivity=2.0, rng=0)
+    lap = LaplaceMultipleRelease(np.arange(4.0), l1_sensitivity=2.0, seed=0)
     lap.release(epsilon=0.5)
     lap.release(epsilon=2.0)
     assert lap.releases[0][0] == pytest.approx(4.0)
@@ -259,7 +259,7 @@ def test_lazy_categorical_is_exact_on_rational_weights():
 
 def test_exact_laplace_engine_any_order_marginals_and_grid():
     n, levels = 2500, [Fraction(1), Fraction(2), Fraction(4)]
-    engine = MultipleRelease(np.zeros(n), LaplaceFamily(exact=True, grid_bits=0), rng=8)
+    engine = MultipleRelease(np.zeros(n), LaplaceFamily(exact=True, grid_bits=0), seed=8)
     out = {i: engine.release(levels[i]) for i in [2, 0, 1]}
     for i, b in enumerate(levels):
         assert np.array_equal(out[i], np.round(out[i]))
@@ -274,7 +274,7 @@ def test_exact_laplace_engine_any_order_marginals_and_grid():
 
 def test_exact_laplace_outputs_on_grid_and_epsilon_exact():
     x = np.array([0.5, 1.25, -3.0])
-    lap = LaplaceMultipleRelease(x, exact=True, grid_bits=3, rng=0)
+    lap = LaplaceMultipleRelease(x, exact=True, grid_bits=3, seed=0)
     y = lap.release(epsilon=0.7)
     lap.release(epsilon=0.1)
     lap.release(epsilon=0.3)
@@ -292,7 +292,7 @@ def test_exact_laplace_outputs_on_grid_and_epsilon_exact():
 def test_poisson_marginals_and_covariance(exact):
     n = 3000 if exact else 40_000
     lams = [1.0, 2.5, 6.0]
-    engine = MultipleRelease(np.zeros(n, dtype=int), PoissonFamily(exact=exact), rng=9)
+    engine = MultipleRelease(np.zeros(n, dtype=int), PoissonFamily(exact=exact), seed=9)
     out = {i: engine.release(lams[i]) for i in [1, 2, 0]}
     for i, lam in enumerate(lams):
         assert out[i].dtype == np.int64
@@ -303,7 +303,7 @@ def test_poisson_marginals_and_covariance(exact):
 
 
 def test_poisson_convenience_and_validation():
-    p = PoissonMultipleRelease([0, 3, 7], rng=0)
+    p = PoissonMultipleRelease([0, 3, 7], seed=0)
     a = p.release(lam=4.0)
     b = p.release(lam=1.0)
     assert np.all(b <= a) and np.all(b >= [0, 3, 7])
@@ -322,7 +322,7 @@ def test_poisson_convenience_and_validation():
 
 
 def test_same_and_nearly_same_level_return_the_stored_copy():
-    g = GaussianMultipleRelease(np.ones(4), rng=0)
+    g = GaussianMultipleRelease(np.ones(4), seed=0)
     y1 = g.release(2.0)
     y2 = g.release(2.0 * (1 + 1e-13))
     assert np.array_equal(y1, y2) and y1 is not y2
@@ -335,7 +335,7 @@ def test_determinism_and_release_is_a_new_array():
     x = np.array([1.0, 2.0, 3.0])
 
     def run(seed):
-        lap = LaplaceMultipleRelease(x, rng=seed)
+        lap = LaplaceMultipleRelease(x, seed=seed)
         return [lap.release(scale=b) for b in (2.0, 0.5, 1.0, 4.0)]
 
     a, b, c = run(11), run(11), run(12)
@@ -346,7 +346,7 @@ def test_determinism_and_release_is_a_new_array():
 
 
 def test_secret_is_not_exposed_and_releases_are_copies():
-    g = GaussianMultipleRelease(np.ones(2), rng=0)
+    g = GaussianMultipleRelease(np.ones(2), seed=0)
     g.release(1.0)
     g.releases[0][1][:] = 99.0
     assert not np.any(g.releases[0][1] == 99.0)
@@ -356,10 +356,10 @@ def test_secret_is_not_exposed_and_releases_are_copies():
 def test_zero_length_and_scalar_inputs():
     for family in (GaussianFamily(), LaplaceFamily(), LaplaceFamily(exact=True), PoissonFamily()):
         x = np.zeros(0, dtype=int) if isinstance(family, PoissonFamily) else np.zeros(0)
-        engine = MultipleRelease(x, family, rng=0)
+        engine = MultipleRelease(x, family, seed=0)
         for level in (2.0, 1.0, 1.5):
             assert engine.release(level).shape == (0,)
-    engine = MultipleRelease(3.0, LaplaceFamily(), rng=0)
+    engine = MultipleRelease(3.0, LaplaceFamily(), seed=0)
     engine.release(2.0)
     engine.release(1.0)
     assert engine.release(1.5).shape == ()
@@ -367,16 +367,16 @@ def test_zero_length_and_scalar_inputs():
 
 @pytest.mark.parametrize("level", [0, -1.0, math.inf, math.nan])
 def test_bad_levels_are_rejected(level):
-    g = MultipleRelease(np.zeros(2), GaussianFamily(), rng=0)
-    with pytest.raises(ValueError, match="finite number > 0"):
+    g = MultipleRelease(np.zeros(2), GaussianFamily(), seed=0)
+    with pytest.raises(ValueError, match=r"variance must be a real number in \(0, inf\)"):
         g.release(level)
 
 
 def test_bad_inputs_are_rejected():
     with pytest.raises(TypeError, match="real number"):
-        MultipleRelease(np.zeros(2), GaussianFamily(), rng=0).release("1")
+        MultipleRelease(np.zeros(2), GaussianFamily(), seed=0).release("1")
     with pytest.raises(TypeError, match="real number"):
-        MultipleRelease(np.zeros(2), GaussianFamily(), rng=0).release(True)
+        MultipleRelease(np.zeros(2), GaussianFamily(), seed=0).release(True)
     with pytest.raises(ValueError, match="finite"):
         GaussianMultipleRelease([1.0, math.nan])
     with pytest.raises(ValueError, match="finite"):
@@ -385,21 +385,27 @@ def test_bad_inputs_are_rejected():
         MultipleRelease(np.zeros(2), "gaussian")
     with pytest.raises(ValueError, match="l2_sensitivity"):
         GaussianFamily(0.0)
-    with pytest.raises(ValueError, match="grid_bits"):
+    with pytest.raises(TypeError, match=r"grid_bits must be an integer in \[-60, 60\]"):
         LaplaceFamily(grid_bits=1.5)
+    with pytest.raises(ValueError, match=r"grid_bits must be an integer in \[-60, 60\]"):
+        LaplaceFamily(grid_bits=61)
+    with pytest.raises(TypeError, match="exact must be True or False"):
+        LaplaceFamily(exact=1)
     with pytest.raises(ValueError, match="strictly increasing"):
         GaussianFamily().forward(np.zeros(2), 2.0, 1.0, np.random.default_rng(0))
     with pytest.raises(TypeError, match="seed"):
-        MultipleRelease(np.zeros(2), GaussianFamily(), rng="seed")
+        MultipleRelease(np.zeros(2), GaussianFamily(), seed="seed")
 
 
 def test_subset_privacy():
-    lap = LaplaceMultipleRelease(np.zeros(2), rng=0)
+    lap = LaplaceMultipleRelease(np.zeros(2), seed=0)
     for eps in (0.2, 1.0, 0.5):
         lap.release(epsilon=eps)
     assert lap.subset_privacy([0, 2]) == pytest.approx(2.0)
     assert lap.subset_epsilon([0, 1, 2]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="at least one"):
         lap.subset_privacy([])
-    with pytest.raises(IndexError, match="out of range"):
+    with pytest.raises(IndexError, match=r"release index must be an integer in \[-3, 2\]"):
         lap.subset_privacy([5])
+    with pytest.raises(TypeError, match="release index must be an integer"):
+        lap.subset_privacy([1.0])

@@ -57,7 +57,7 @@ def test_normal_tail_sampler():
 
 def test_variant_a_reports_only_nonzero_bins_with_brownian_noise():
     counts = {k: 50 for k in range(0, 400, 2)}
-    h = SparseHistogramGradualRelease(counts, domain_size=10**9, variant="A", rng=1)
+    h = SparseHistogramGradualRelease(counts, domain_size=10**9, variant="A", seed=1)
     first = h.release(sigma=4.0, threshold=0.0)
     second = h.release(sigma=1.0, threshold=45.0)
     assert set(first) == set(counts) and set(second) <= set(counts)
@@ -71,7 +71,7 @@ def test_variant_b_zero_bin_counts_match_dense_brute_force():
     sigmas, taus = [2.0, 1.5, 1.0], [4.0, 3.5, 2.5]
     lazy = np.zeros((reps, 3))
     for r in range(reps):
-        h = SparseHistogramGradualRelease(counts, d, rng=r)
+        h = SparseHistogramGradualRelease(counts, d, seed=r)
         for j in range(3):
             out = h.release(sigma=sigmas[j], threshold=taus[j])
             lazy[r, j] = sum(k not in counts for k in out)
@@ -94,7 +94,7 @@ def test_variant_b_huge_domain_is_fast_and_deterministic():
     counts = {k * 10**9: 100 for k in range(200)}
     runs = []
     for _ in range(2):
-        h = SparseHistogramGradualRelease(counts, domain_size=10**12, rng=7)
+        h = SparseHistogramGradualRelease(counts, domain_size=10**12, seed=7)
         runs.append([h.release(sigma, 7.0 * sigma + 0.0) for sigma in (4.0, 2.0, 1.0)])
     assert runs[0] == runs[1]
     assert h.n_materialised < 260
@@ -102,7 +102,7 @@ def test_variant_b_huge_domain_is_fast_and_deterministic():
 
 
 def test_too_low_threshold_is_refused_without_changing_state():
-    h = SparseHistogramGradualRelease({5: 3}, domain_size=10**12, rng=0)
+    h = SparseHistogramGradualRelease({5: 3}, domain_size=10**12, seed=0)
     h.release(sigma=2.0, threshold=20.0)
     with pytest.raises(ValueError, match="zero bins"):
         h.release(sigma=1.0, threshold=0.0)
@@ -112,14 +112,14 @@ def test_too_low_threshold_is_refused_without_changing_state():
 
 
 def test_small_domain_can_be_exhausted():
-    h = SparseHistogramGradualRelease({0: 1}, domain_size=20, rng=0)
+    h = SparseHistogramGradualRelease({0: 1}, domain_size=20, seed=0)
     out = h.release(sigma=1.0, threshold=-100.0)
     assert len(out) == 20 and h.n_materialised == 20
     assert len(h.release(sigma=0.5, threshold=100.0)) == 0
 
 
 def test_empty_domain_and_counts():
-    h = SparseHistogramGradualRelease({}, domain_size=0, rng=0)
+    h = SparseHistogramGradualRelease({}, domain_size=0, seed=0)
     assert h.release(sigma=1.0, threshold=0.0) == {}
 
 
@@ -128,13 +128,15 @@ def test_bad_input():
         SparseHistogramGradualRelease({}, 10, variant="C")
     with pytest.raises(ValueError, match="domain_size"):
         SparseHistogramGradualRelease({}, -1)
-    with pytest.raises(ValueError, match="keys"):
+    with pytest.raises(ValueError, match=r"key must be an integer in \[0, 9\]"):
         SparseHistogramGradualRelease({10: 1}, 10)
-    with pytest.raises(ValueError, match="non-negative integers"):
+    with pytest.raises(TypeError, match=r"counts\[1\] must be an integer >= 0"):
         SparseHistogramGradualRelease({1: 1.5}, 10)
+    with pytest.raises(ValueError, match=r"counts\[1\] must be an integer >= 0"):
+        SparseHistogramGradualRelease({1: -2}, 10)
     with pytest.raises(TypeError, match="mapping"):
         SparseHistogramGradualRelease([1, 2], 10)
-    h = SparseHistogramGradualRelease({1: 4}, 10, rng=0)
+    h = SparseHistogramGradualRelease({1: 4}, 10, seed=0)
     with pytest.raises(ValueError, match="threshold"):
         h.release(sigma=1.0, threshold=math.nan)
     with pytest.raises(ValueError, match="sigma"):
@@ -146,8 +148,8 @@ def test_bad_input():
 
 def test_filter_cache_is_shared_and_clearable():
     sh.clear_filter_cache()
-    a = SparseHistogramGradualRelease({3: 9}, domain_size=10**6, rng=0)
-    b = SparseHistogramGradualRelease({4: 1}, domain_size=10**12, rng=1)
+    a = SparseHistogramGradualRelease({3: 9}, domain_size=10**6, seed=0)
+    b = SparseHistogramGradualRelease({4: 1}, domain_size=10**12, seed=1)
     for h in (a, b):
         h.release(sigma=2.0, threshold=16.0)
         h.release(sigma=1.0, threshold=8.0)

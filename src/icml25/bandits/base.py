@@ -4,7 +4,8 @@ Conventions (shared by every bandit module of the package):
 
 * losses are minimised and lie in [0, 1] (Vowpal Wabbit / adversarial-bandit convention);
 * an algorithm exposes ``act(rng) -> arm`` and ``update(arm, loss)``; every random draw comes
-  from the ``numpy.random.Generator`` passed to ``act``, so the same seed gives the same run;
+  from the ``numpy.random.Generator`` passed to ``act`` (the runners make it from their ``seed``),
+  so the same seed gives the same run;
 * an expert-advice algorithm exposes ``act(rng, advice) -> action`` and ``update(action, loss)``,
   where ``advice`` is an ``(N, K)`` array of action distributions or an ``(N,)`` array of
   recommended actions (deterministic advice);
@@ -18,7 +19,7 @@ Example
 >>> import numpy as np
 >>> from icml25.bandits.base import BernoulliEnv, TsallisINF, pseudo_regret, run_bandit
 >>> env = BernoulliEnv([0.25, 0.75, 0.75], horizon=2000)
->>> actions = run_bandit(TsallisINF(3), env, np.random.default_rng(0))
+>>> actions = run_bandit(TsallisINF(3), env, seed=0)
 >>> pseudo_regret(env, actions) < 0.5 * 2000 * (0.75 - 0.25)
 True
 """
@@ -30,11 +31,15 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_probability_vector, check_scalar
+
 __all__ = [
     "EXP3",
     "EXP4",
     "UCB",
     "BanditAlgorithm",
+    "check_advice",
     "BernoulliEnv",
     "ExpertAdviceEnv",
     "ExpertAlgorithm",
@@ -50,6 +55,7 @@ __all__ = [
     "regret_curve",
     "run_bandit",
     "run_experts",
+    "sample_index",
     "switching_means",
 ]
 
@@ -79,39 +85,23 @@ class ExpertAlgorithm(Protocol):
 
 
 # ----------------------------------------------------------------------------- checks
-def _check_count(name: str, value: int, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+def _loss_matrix(losses: np.ndarray) -> np.ndarray:
+    losses = check_array(losses, "losses", ndim=2, dtype=float, min_len=1)
+    if losses.size == 0 or losses.min() < 0 or losses.max() > 1:
+        raise ValueError(f"losses must be a non-empty (T, K) array with entries in [0, 1], got shape {losses.shape}")
+    return losses
 
 
-def _check_rate(name: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ValueError(f"{name} must be a finite number >= 0 or None, got {value!r}")
-    return float(value)
-
-
-def _check_arm(arm: int, n_arms: int, what: str = "arm") -> int:
-    if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < n_arms:
-        raise ValueError(f"{what} must be an integer in [0, {n_arms - 1}], got {arm!r}")
-    return int(arm)
+def _actions(actions: np.ndarray, horizon: int, n_actions: int) -> np.ndarray:
+    actions = check_array(actions, "actions", shape=(horizon,))
+    if actions.dtype.kind not in "iu" or (actions.size and (actions.min() < 0 or actions.max() >= n_actions)):
+        raise ValueError(f"actions must be integers in [0, {n_actions - 1}], got dtype {actions.dtype}")
+    return actions
 
 
 def check_loss(loss: float, bounded: bool = True) -> float:
-    """``loss`` as a float; ``ValueError`` if it is not finite, or not in [0, 1] when ``bounded``."""
-    value = float(loss)
-    if not math.isfinite(value):
-        raise ValueError(f"loss must be finite, got {loss!r}")
-    if bounded and not 0.0 <= value <= 1.0:
-        raise ValueError(f"loss must lie in [0, 1], got {loss!r}")
-    return value
+    """``loss`` as a float: a finite real number, in [0, 1] when ``bounded`` (the protocol's convention)."""
+    return check_scalar(loss, "loss", "real", min=0.0 if bounded else None, max=1.0 if bounded else None)
 
 
 def _clip_rescale(loss: float, clip: float | None) -> float:
@@ -122,7 +112,7 @@ def _clip_rescale(loss: float, clip: float | None) -> float:
     return (min(max(value, -clip), 1.0 + clip) + clip) / (1.0 + 2.0 * clip)
 
 
-def _sample(rng: np.random.Generator, p: np.ndarray) -> int:
+def sample_index(rng: np.random.Generator, p: np.ndarray) -> int:
     """Draw an index from the distribution ``p`` with one uniform number (faster than ``rng.choice``)."""
     if p.size > _FEW_ARMS:
         return int(min(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"), p.size - 1))
@@ -138,22 +128,22 @@ def _sample(rng: np.random.Generator, p: np.ndarray) -> int:
 _FEW_ARMS = 32  # below this many arms, plain Python floats beat NumPy's per-call overhead
 
 
-def _check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
-    """Validate advice: ``(N,)`` integer recommendations or ``(N, K)`` rows that are distributions."""
-    advice = np.asarray(advice)
-    if advice.shape == (n_experts,) and np.issubdtype(advice.dtype, np.integer):
+def check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
+    """Validated advice: ``(N,)`` integer recommendations or ``(N, K)`` rows that are distributions."""
+    advice = check_array(advice, "advice", ndim=(1, 2))
+    if advice.shape == (n_experts,) and advice.dtype.kind in "iu":
         if advice.min() < 0 or advice.max() >= n_actions:
-            raise ValueError(f"advice recommendations must be actions in [0, {n_actions - 1}]")
+            raise ValueError(
+                f"advice must recommend actions in [0, {n_actions - 1}], got values in "
+                f"[{advice.min()}, {advice.max()}]"
+            )
         return advice
     if advice.shape != (n_experts, n_actions):
         raise ValueError(
             f"advice must be an ({n_experts},) integer array or an ({n_experts}, {n_actions}) array of "
             f"distributions, got shape {advice.shape} and dtype {advice.dtype}"
         )
-    advice = advice.astype(float)
-    if not np.all(np.isfinite(advice)) or advice.min() < 0 or np.abs(advice.sum(axis=1) - 1.0).max() > 1e-9:
-        raise ValueError("each advice row must be a probability distribution (non-negative, summing to 1)")
-    return advice
+    return check_probability_vector(advice, "advice rows", ndim=2, atol=1e-9)
 
 
 # ----------------------------------------------------------------------------- algorithms
@@ -198,10 +188,8 @@ class TsallisINF:
     """
 
     def __init__(self, n_arms: int, eta0: float = 2.0) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
-        if not _check_rate("eta0", eta0):
-            raise ValueError(f"eta0 must be a finite number > 0, got {eta0!r}")
-        self.eta0 = float(eta0)
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
+        self.eta0 = check_scalar(eta0, "eta0", "real", min=0.0, inclusive="neither")
         self.cum_loss_estimates = np.zeros(self.n_arms)
         self.t = 0
         self.probabilities = self._solve()
@@ -218,11 +206,11 @@ class TsallisINF:
 
     def act(self, rng: np.random.Generator) -> int:
         """Draw an arm from the current distribution ``probabilities``."""
-        return _sample(rng, self.probabilities)
+        return sample_index(rng, self.probabilities)
 
     def update(self, arm: int, loss: float) -> None:
         """Importance-weighted update of the played arm with any finite ``loss``."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.cum_loss_estimates[arm] += check_loss(loss, bounded=False) / self.probabilities[arm]
         self.t += 1
         self.probabilities = self._solve()
@@ -245,16 +233,14 @@ class EXP3:
         gamma: float | None = None,
         clip: float | None = None,
     ) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
-        self.horizon = _check_count("horizon", horizon)
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
+        self.horizon = check_scalar(horizon, "horizon", "int", min=1)
         log_k = math.log(self.n_arms)
-        eta = _check_rate("eta", eta)
-        gamma = _check_rate("gamma", gamma)
+        eta = None if eta is None else check_scalar(eta, "eta", "real", min=0.0)
+        gamma = None if gamma is None else check_scalar(gamma, "gamma", "real", min=0.0, max=1.0)
         self.eta = math.sqrt(2.0 * log_k / (self.horizon * self.n_arms)) if eta is None else eta
         self.gamma = min(1.0, math.sqrt(self.n_arms * log_k / self.horizon)) if gamma is None else gamma
-        if self.gamma > 1.0:
-            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
-        self.clip = _check_rate("clip", clip)
+        self.clip = None if clip is None else check_scalar(clip, "clip", "real", min=0.0)
         self.log_weights = np.zeros(self.n_arms)
         self.t = 0
 
@@ -266,11 +252,11 @@ class EXP3:
 
     def act(self, rng: np.random.Generator) -> int:
         """Draw an arm from ``probabilities``."""
-        return _sample(rng, self.probabilities)
+        return sample_index(rng, self.probabilities)
 
     def update(self, arm: int, loss: float) -> None:
         """Exponential-weights step on the importance-weighted loss of the played arm."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if self.t >= self.horizon:
             raise ValueError(f"horizon exceeded: EXP3 was built for {self.horizon} updates")
         value = _clip_rescale(loss, self.clip)
@@ -295,19 +281,17 @@ class EXP4:
         gamma: float = 0.0,
         clip: float | None = None,
     ) -> None:
-        self.n_experts = _check_count("n_experts", n_experts)
-        self.n_actions = _check_count("n_actions", n_actions)
-        self.horizon = _check_count("horizon", horizon)
-        eta = _check_rate("eta", eta)
+        self.n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
+        self.n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
+        self.horizon = check_scalar(horizon, "horizon", "int", min=1)
+        eta = None if eta is None else check_scalar(eta, "eta", "real", min=0.0)
         self.eta = (
             math.sqrt(2.0 * math.log(self.n_experts) / (self.horizon * self.n_actions))
             if eta is None
             else eta
         )
-        self.gamma = _check_rate("gamma", gamma)
-        if self.gamma > 1.0:
-            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
-        self.clip = _check_rate("clip", clip)
+        self.gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0)
+        self.clip = None if clip is None else check_scalar(clip, "clip", "real", min=0.0)
         self.log_weights = np.zeros(self.n_experts)
         self.t = 0
         self._advice: np.ndarray | None = None
@@ -321,7 +305,7 @@ class EXP4:
 
     def action_distribution(self, advice: np.ndarray) -> np.ndarray:
         """The action distribution ``q`` for the given advice."""
-        advice = _check_advice(advice, self.n_experts, self.n_actions)
+        advice = check_advice(advice, self.n_experts, self.n_actions)
         w = self.expert_weights
         if advice.ndim == 1:
             mix = np.bincount(advice, weights=w, minlength=self.n_actions)
@@ -333,15 +317,15 @@ class EXP4:
         """Draw an action from the weighted mixture of the experts' advice."""
         if self.t >= self.horizon:
             raise ValueError(f"horizon exceeded: EXP4 was built for {self.horizon} rounds")
-        self._advice = _check_advice(advice, self.n_experts, self.n_actions)
+        self._advice = check_advice(advice, self.n_experts, self.n_actions)
         self._q = self.action_distribution(self._advice)
-        return _sample(rng, self._q)
+        return sample_index(rng, self._q)
 
     def update(self, action: int, loss: float) -> None:
         """Importance-weighted exponential-weights step on the experts."""
         if self._advice is None or self._q is None:
             raise ValueError("update() must follow act() in the same round")
-        action = _check_arm(action, self.n_actions, "action")
+        action = check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)
         lhat = _clip_rescale(loss, self.clip) / self._q[action]
         if self._advice.ndim == 1:
             self.log_weights -= self.eta * lhat * (self._advice == action)
@@ -359,10 +343,8 @@ class UCB:
     """
 
     def __init__(self, n_arms: int, scale: float = 1.0) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
-        self.scale = _check_rate("scale", scale) if scale is not None else None
-        if self.scale is None:
-            raise ValueError("scale must be a finite number >= 0, got None")
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
+        self.scale = check_scalar(scale, "scale", "real", min=0.0)
         self.counts = np.zeros(self.n_arms, dtype=int)
         self.sums = np.zeros(self.n_arms)
         self.t = 0
@@ -381,7 +363,7 @@ class UCB:
 
     def update(self, arm: int, loss: float) -> None:
         """Record the loss of the played arm."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.sums[arm] += check_loss(loss)
         self.counts[arm] += 1
         self.t += 1
@@ -395,7 +377,7 @@ class FollowTheLeader:
     """
 
     def __init__(self, n_arms: int, prior: float = 0.5) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
         self.prior = check_loss(prior, bounded=False)
         self.counts = np.zeros(self.n_arms, dtype=int)
         self.sums = np.zeros(self.n_arms)
@@ -407,7 +389,7 @@ class FollowTheLeader:
 
     def update(self, arm: int, loss: float) -> None:
         """Record the loss of the played arm."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         self.sums[arm] += check_loss(loss, bounded=False)
         self.counts[arm] += 1
 
@@ -416,7 +398,7 @@ class Uniform:
     """Uniformly random play (reference: regret of a learner that learns nothing)."""
 
     def __init__(self, n_arms: int) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
 
     def act(self, rng: np.random.Generator) -> int:
         """A uniform arm."""
@@ -424,7 +406,7 @@ class Uniform:
 
     def update(self, arm: int, loss: float) -> None:
         """Nothing to learn."""
-        _check_arm(arm, self.n_arms)
+        check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         check_loss(loss, bounded=False)
 
 
@@ -432,8 +414,8 @@ class FixedArm:
     """Always plays ``arm`` (reference player with a known regret)."""
 
     def __init__(self, n_arms: int, arm: int = 0) -> None:
-        self.n_arms = _check_count("n_arms", n_arms)
-        self.arm = _check_arm(arm, self.n_arms)
+        self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
+        self.arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
 
     def act(self, rng: np.random.Generator) -> int:
         """The fixed arm."""
@@ -441,7 +423,7 @@ class FixedArm:
 
     def update(self, arm: int, loss: float) -> None:
         """Nothing to learn."""
-        _check_arm(arm, self.n_arms)
+        check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         check_loss(loss, bounded=False)
 
 
@@ -455,17 +437,22 @@ class BernoulliEnv:
     """
 
     def __init__(self, means: np.ndarray, horizon: int, switch_every: int | None = None) -> None:
-        means = np.asarray(means, dtype=float)
+        means = check_array(means, "means", ndim=(1, 2), dtype=float)
         if means.ndim == 1:
             means = means[None, :]
-        if means.ndim != 2 or means.shape[1] < 1 or not np.all((means >= 0) & (means <= 1)):
-            raise ValueError("means must be a (K,) or (S, K) array of probabilities in [0, 1]")
+        if means.shape[1] < 1 or not np.all((means >= 0) & (means <= 1)):
+            raise ValueError(
+                f"means must be a (K,) or (S, K) array of probabilities in [0, 1], got shape {means.shape} "
+                f"and values in [{means.min(initial=0.0):g}, {means.max(initial=0.0):g}]"
+            )
         self.means = means
         self._means = means.tolist()  # plain floats for the per-round sampler
         self.n_arms = means.shape[1]
-        self.horizon = _check_count("horizon", horizon)
+        self.horizon = check_scalar(horizon, "horizon", "int", min=1)
         default = math.ceil(self.horizon / means.shape[0])
-        self.switch_every = default if switch_every is None else _check_count("switch_every", switch_every)
+        self.switch_every = (
+            default if switch_every is None else check_scalar(switch_every, "switch_every", "int", min=1)
+        )
         self._segment_counts = np.bincount(self.segment(np.arange(self.horizon)), minlength=means.shape[0])
 
     def segment(self, t: np.ndarray | int) -> np.ndarray | int:
@@ -482,7 +469,7 @@ class BernoulliEnv:
 
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if not 0 <= start < stop <= self.horizon:
             raise ValueError(
                 f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
@@ -498,8 +485,8 @@ class BernoulliEnv:
 
 def switching_means(n_arms: int, n_segments: int, best: float = 0.25, other: float = 0.75) -> np.ndarray:
     """``(S, K)`` means where arm ``s % K`` is the best arm (mean ``best``) of segment ``s``."""
-    _check_count("n_arms", n_arms)
-    _check_count("n_segments", n_segments)
+    check_scalar(n_arms, "n_arms", "int", min=1)
+    check_scalar(n_segments, "n_segments", "int", min=1)
     means = np.full((n_segments, n_arms), float(other))
     means[np.arange(n_segments), np.arange(n_segments) % n_arms] = best
     return means
@@ -509,11 +496,8 @@ class LossMatrixEnv:
     """Oblivious adversary given by a fixed ``(T, K)`` loss matrix with entries in [0, 1]."""
 
     def __init__(self, losses: np.ndarray) -> None:
-        losses = np.asarray(losses, dtype=float)
-        if losses.ndim != 2 or losses.size == 0 or not np.all((losses >= 0) & (losses <= 1)):
-            raise ValueError("losses must be a non-empty (T, K) array with entries in [0, 1]")
-        self.losses = losses
-        self.horizon, self.n_arms = losses.shape
+        self.losses = _loss_matrix(losses)
+        self.horizon, self.n_arms = self.losses.shape
 
     def mean_loss(self, t: np.ndarray, arms: np.ndarray) -> np.ndarray:
         """The losses ``l_t(arm)`` (deterministic)."""
@@ -525,7 +509,7 @@ class LossMatrixEnv:
 
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of ``l_t(arm)`` over rounds ``start <= t < stop`` (``rng`` unused)."""
-        arm = _check_arm(arm, self.n_arms)
+        arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
         if not 0 <= start < stop <= self.horizon:
             raise ValueError(
                 f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
@@ -538,21 +522,15 @@ class ExpertAdviceEnv:
     and an oblivious ``(T, K)`` loss matrix in [0, 1]."""
 
     def __init__(self, advice: np.ndarray, losses: np.ndarray) -> None:
-        losses = np.asarray(losses, dtype=float)
-        if losses.ndim != 2 or losses.size == 0 or not np.all((losses >= 0) & (losses <= 1)):
-            raise ValueError("losses must be a non-empty (T, K) array with entries in [0, 1]")
-        advice = np.asarray(advice)
+        losses = _loss_matrix(losses)
+        advice = check_array(advice, "advice")
         self.horizon, self.n_actions = losses.shape
         if advice.ndim == 2 and np.issubdtype(advice.dtype, np.integer):
             if advice.shape[0] != self.horizon or advice.min() < 0 or advice.max() >= self.n_actions:
                 raise ValueError("integer advice must be (T, N) with actions in [0, K - 1]")
             self.expert_totals = np.take_along_axis(losses, advice, axis=1).sum(axis=0)
         elif advice.ndim == 3 and advice.shape[0] == self.horizon and advice.shape[2] == self.n_actions:
-            advice = advice.astype(float)
-            if advice.min() < 0 or np.abs(advice.sum(axis=2) - 1.0).max() > 1e-9:
-                raise ValueError(
-                    "each advice row must be a probability distribution (non-negative, summing to 1)"
-                )
+            advice = check_probability_vector(advice, "advice rows", ndim=3, atol=1e-9)
             self.expert_totals = np.einsum("tnk,tk->n", advice, losses)
         else:
             raise ValueError(
@@ -565,16 +543,15 @@ class ExpertAdviceEnv:
 
     def loss(self, t: int, action: int) -> float:
         """The loss ``l_t(action)``."""
-        return float(self.losses[t, _check_arm(action, self.n_actions, "action")])
+        return float(self.losses[t, check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)])
 
 
 # ----------------------------------------------------------------------------- runners and regret
-def run_bandit(
-    algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, rng: np.random.Generator
-) -> np.ndarray:
-    """Play ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
+def run_bandit(algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, seed: Seed = None) -> np.ndarray:
+    """Play ``algorithm`` for ``env.horizon`` rounds, all draws from ``as_generator(seed)``; return the actions."""
     if algorithm.n_arms != env.n_arms:
         raise ValueError(f"algorithm has {algorithm.n_arms} arms but the environment has {env.n_arms}")
+    rng = as_generator(seed)
     actions = np.empty(env.horizon, dtype=int)
     for t in range(env.horizon):
         arm = algorithm.act(rng)
@@ -583,13 +560,14 @@ def run_bandit(
     return actions
 
 
-def run_experts(algorithm: ExpertAlgorithm, env: ExpertAdviceEnv, rng: np.random.Generator) -> np.ndarray:
+def run_experts(algorithm: ExpertAlgorithm, env: ExpertAdviceEnv, seed: Seed = None) -> np.ndarray:
     """Play an expert-advice ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
     if (algorithm.n_experts, algorithm.n_actions) != (env.n_experts, env.n_actions):
         raise ValueError(
             f"algorithm is for {algorithm.n_experts} experts and {algorithm.n_actions} actions, "
             f"the environment has {env.n_experts} and {env.n_actions}"
         )
+    rng = as_generator(seed)
     actions = np.empty(env.horizon, dtype=int)
     for t in range(env.horizon):
         action = algorithm.act(rng, env.advice[t])
@@ -600,27 +578,20 @@ def run_experts(algorithm: ExpertAlgorithm, env: ExpertAdviceEnv, rng: np.random
 
 def regret(actions: np.ndarray, losses: np.ndarray) -> float:
     """Realised regret ``sum_t l_t(I_t) - min_a sum_t l_t(a)`` for a ``(T, K)`` loss matrix."""
-    actions, losses = np.asarray(actions), np.asarray(losses, dtype=float)
-    if losses.ndim != 2 or actions.shape != (losses.shape[0],):
-        raise ValueError(
-            f"actions must be (T,) for losses of shape (T, K); got {actions.shape} and {losses.shape}"
-        )
+    losses = check_array(losses, "losses", ndim=2, dtype=float)
+    actions = _actions(actions, losses.shape[0], losses.shape[1])
     return float(losses[np.arange(losses.shape[0]), actions].sum() - losses.sum(axis=0).min())
 
 
 def pseudo_regret(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> float:
     """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in expectation."""
-    actions = np.asarray(actions)
-    if actions.shape != (env.horizon,):
-        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    actions = _actions(actions, env.horizon, env.n_arms)
     return float(env.mean_loss(np.arange(env.horizon), actions).sum() - env.mean_totals().min())
 
 
 def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.ndarray:
     """Cumulative pseudo-regret after each round against the best fixed arm over the whole horizon."""
-    actions = np.asarray(actions)
-    if actions.shape != (env.horizon,):
-        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    actions = _actions(actions, env.horizon, env.n_arms)
     t = np.arange(env.horizon)
     best = int(np.argmin(env.mean_totals()))
     return np.cumsum(env.mean_loss(t, actions) - env.mean_loss(t, np.full(env.horizon, best)))
@@ -628,7 +599,5 @@ def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.n
 
 def expert_regret(env: ExpertAdviceEnv, actions: np.ndarray) -> float:
     """``sum_t l_t(I_t) - min_i sum_t <xi_t^i, l_t>``: regret against the best expert in hindsight."""
-    actions = np.asarray(actions)
-    if actions.shape != (env.horizon,):
-        raise ValueError(f"actions must have shape ({env.horizon},), got {actions.shape}")
+    actions = _actions(actions, env.horizon, env.n_actions)
     return float(env.losses[np.arange(env.horizon), actions].sum() - env.expert_totals.min())

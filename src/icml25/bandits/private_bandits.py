@@ -7,7 +7,7 @@ Example
 >>> from icml25.bandits.private_bandits import BatchedPrivateBandit
 >>> env = BernoulliEnv([0.25, 0.75, 0.75, 0.75, 0.75], horizon=100_000)
 >>> learner = BatchedPrivateBandit(TsallisINF(5), horizon=100_000, epsilon=0.01)   # tau = 100
->>> actions = learner.run(env, np.random.default_rng(0))
+>>> actions = learner.run(env, seed=0)
 >>> pseudo_regret(env, actions) / 100_000 < 0.4          # uniform play loses 0.4 per round
 True
 
@@ -43,13 +43,13 @@ from icml25.bandits.base import (
     BernoulliEnv,
     FollowTheLeader,
     LossMatrixEnv,
-    _check_advice,
-    _check_arm,
-    _check_count,
-    _sample,
+    check_advice,
     check_loss,
+    sample_index,
 )
-from icml25.privacy.calibration import check_positive, laplace_scale
+from icml25.privacy.calibration import laplace_scale
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_callable, check_instance, check_scalar, check_sequence
 
 __all__ = [
     "AuditResult",
@@ -75,7 +75,7 @@ def laplace_noise(rng: np.random.Generator, scale: float) -> float:
 
 def default_batch_size(epsilon: float) -> int:
     """``tau = max(1, ceil(1 / eps))``: the batch size that makes the batch noise O(1)."""
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
     return max(1, math.ceil(1.0 / epsilon - 1e-9))
 
 
@@ -109,21 +109,17 @@ class BatchedPrivateBandit:
         batch_size: int | None = None,
         noise_fn: NoiseFn | None = None,
     ) -> None:
-        if not isinstance(base, BanditAlgorithm):
-            raise TypeError(
-                f"base must have n_arms, act(rng) and update(arm, loss); got {type(base).__name__}"
-            )
-        self.base = base
+        self.base = check_instance(base, "base", BanditAlgorithm, "a bandit algorithm with n_arms, act(rng), update")
         self.n_arms = base.n_arms
-        self.horizon = _check_count("horizon", horizon)
-        self.epsilon = check_positive("epsilon", epsilon)
+        self.horizon = check_scalar(horizon, "horizon", "int", min=1)
+        self.epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
         self.batch_size = (
-            default_batch_size(self.epsilon) if batch_size is None else _check_count("batch_size", batch_size)
+            default_batch_size(self.epsilon)
+            if batch_size is None
+            else check_scalar(batch_size, "batch_size", "int", min=1)
         )
         self.n_batches = math.ceil(self.horizon / self.batch_size)
-        self.noise_fn = laplace_noise if noise_fn is None else noise_fn
-        if not callable(self.noise_fn):
-            raise TypeError("noise_fn must be a callable noise_fn(rng, scale) -> float")
+        self.noise_fn = laplace_noise if noise_fn is None else check_callable(noise_fn, "noise_fn")
         self._full_scale = laplace_scale(self.epsilon, sensitivity=1.0 / self.batch_size)
         self.released: list[tuple[int, float]] = []
         self.t = 0
@@ -133,8 +129,7 @@ class BatchedPrivateBandit:
 
     def batch_length(self, j: int) -> int:
         """Length ``tau_j`` of batch ``j`` (0-based); only the last batch may be shorter."""
-        if not 0 <= j < self.n_batches:
-            raise ValueError(f"batch index must lie in [0, {self.n_batches - 1}], got {j!r}")
+        check_scalar(j, "batch index", "int", min=0, max=self.n_batches - 1)
         return min(self.batch_size, self.horizon - j * self.batch_size)
 
     def noise_scale(self, j: int) -> float:
@@ -163,7 +158,7 @@ class BatchedPrivateBandit:
         """Record the observed loss in [0, 1] of the batch's arm; release the batch at its last round."""
         if self._rng is None:
             raise ValueError("update() must follow act() in the same round")
-        if _check_arm(arm, self.n_arms) != self._arm:
+        if check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1) != self._arm:
             raise ValueError(f"arm {arm} was not played: this batch plays arm {self._arm}")
         self._sum += check_loss(loss)
         self.t += 1
@@ -172,12 +167,13 @@ class BatchedPrivateBandit:
             rng, self._rng = self._rng, None
             self._release(self._arm, self._sum, self.batch_length(j), rng)
 
-    def run(self, env: BernoulliEnv | LossMatrixEnv, rng: np.random.Generator) -> np.ndarray:
+    def run(self, env: BernoulliEnv | LossMatrixEnv, seed: Seed = None) -> np.ndarray:
         """Play the whole horizon on ``env`` batch by batch; return the ``(T,)`` actions.
 
-        Same distribution as ``act``/``update`` round by round (identical numbers on deterministic
-        environments), but one ``env.sample_sum`` call per batch.
+        Same distribution as ``act``/``update`` round by round with the generator ``as_generator(seed)``
+        (identical numbers on deterministic environments), but one ``env.sample_sum`` call per batch.
         """
+        rng = as_generator(seed)
         if self.t != 0:
             raise ValueError("run() needs a fresh learner")
         if (env.n_arms, env.horizon) != (self.n_arms, self.horizon):
@@ -189,7 +185,7 @@ class BatchedPrivateBandit:
         for j in range(self.n_batches):
             start = j * self.batch_size
             length = min(self.batch_size, self.horizon - start)
-            arms[j] = arm = _check_arm(self.base.act(rng), self.n_arms)
+            arms[j] = arm = check_scalar(self.base.act(rng), "the base's arm", "int", min=0, max=self.n_arms - 1)
             self._release(arm, env.sample_sum(arm, start, start + length, rng), length, rng)
         self.t = self.horizon
         return np.repeat(arms, self.batch_size)[: self.horizon]
@@ -227,20 +223,20 @@ class BatchedExpertsAsArms:
     ) -> None:
         self.private = BatchedPrivateBandit(base, horizon, epsilon, batch_size=batch_size, noise_fn=noise_fn)
         self.n_experts = base.n_arms
-        self.n_actions = _check_count("n_actions", n_actions)
+        self.n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
         self._expert = -1
         self._action = -1
 
     def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
         """An action drawn from the advice of the batch's expert."""
         self._expert = self.private.act(rng)
-        row = _check_advice(advice, self.n_experts, self.n_actions)[self._expert]
-        self._action = int(row) if np.ndim(row) == 0 else _sample(rng, row)
+        row = check_advice(advice, self.n_experts, self.n_actions)[self._expert]
+        self._action = int(row) if np.ndim(row) == 0 else sample_index(rng, row)
         return self._action
 
     def update(self, action: int, loss: float) -> None:
         """Record the loss in [0, 1] of the played action (charged to the batch's expert)."""
-        if _check_arm(action, self.n_actions, "action") != self._action:
+        if check_scalar(action, "action", "int", min=0, max=self.n_actions - 1) != self._action:
             raise ValueError(f"action {action} was not played this round (played {self._action})")
         self.private.update(self._expert, loss)
 
@@ -263,15 +259,13 @@ class PrivateEXP4:
         clip: float | None = None,
         noise_fn: NoiseFn | None = None,
     ) -> None:
-        self.epsilon = check_positive("epsilon", epsilon)
-        horizon = _check_count("horizon", horizon)
-        n_actions = _check_count("n_actions", n_actions)
+        self.epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+        horizon = check_scalar(horizon, "horizon", "int", min=1)
+        n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
         self.clip = math.log(n_actions * horizon) / self.epsilon if clip is None else clip
         self.exp4 = EXP4(n_experts, n_actions, horizon, eta=eta, clip=self.clip)
         self.n_experts, self.n_actions, self.horizon = self.exp4.n_experts, n_actions, horizon
-        self.noise_fn = laplace_noise if noise_fn is None else noise_fn
-        if not callable(self.noise_fn):
-            raise TypeError("noise_fn must be a callable noise_fn(rng, scale) -> float")
+        self.noise_fn = laplace_noise if noise_fn is None else check_callable(noise_fn, "noise_fn")
         self._rng: np.random.Generator | None = None
 
     def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
@@ -314,12 +308,12 @@ def two_batch_output_distribution(
     (to ~1e-15) through the real code path on a grid of spacing 1 over ``[-bound, bound]``, and each
     piece gets its exact Laplace mass (CDF difference).  Returns ``{action sequence: probability}``.
     """
-    losses = np.asarray(losses, dtype=float)
-    if losses.ndim != 2 or losses.shape[0] < 2 or losses.shape[0] % 2:
+    losses = check_array(losses, "losses", ndim=2, dtype=float, min_len=2)
+    if losses.shape[0] % 2:
         raise ValueError(f"losses must be a (T, K) matrix with even T >= 2, got shape {losses.shape}")
-    epsilon = check_positive("epsilon", epsilon)
-    noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
-    bound = check_positive("bound", bound)
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+    noise_multiplier = check_scalar(noise_multiplier, "noise_multiplier", "real", min=0.0, inclusive="neither")
+    bound = check_scalar(bound, "bound", "real", min=0.0, inclusive="neither")
     horizon, n_arms = losses.shape
     env, rng = LossMatrixEnv(losses), np.random.default_rng(0)  # nothing random is drawn from rng
 
@@ -372,15 +366,13 @@ def two_batch_audit(
     evaluated.  eps-DP means ``max_log_ratio <= epsilon``.  ``noise_multiplier < 1`` shrinks the
     noise below the calibrated scale (a negative control that must fail the bound).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
-    horizon = _check_count("horizon", horizon, minimum=2)
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+    noise_multiplier = check_scalar(noise_multiplier, "noise_multiplier", "real", min=0.0, inclusive="neither")
+    horizon = check_scalar(horizon, "horizon", "int", min=2)
     if horizon % 2:
-        raise ValueError(f"horizon must be even (two equal batches), got {horizon}")
-    n_arms = _check_count("n_arms", n_arms)
-    values = tuple(check_loss(v) for v in loss_values)
-    if not values:
-        raise ValueError("loss_values must not be empty")
+        raise ValueError(f"horizon must be an even integer (two equal batches), got {horizon}")
+    n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
+    values = tuple(check_sequence(loss_values, "loss_values", min_len=1, item=lambda v, _: check_loss(v)))
     rows = list(itertools.product(values, repeat=n_arms))
     sequences = list(itertools.product(range(len(rows)), repeat=horizon))
     if len(sequences) > 20_000:

@@ -51,48 +51,32 @@ from scipy import optimize
 from scipy.special import expit
 
 from icml25.bandits.base import EXP3
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_consistent_length,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 SourceSampler = Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]]
 EvalSets = Sequence[tuple[np.ndarray, np.ndarray]]
 
 
 # --------------------------------------------------------------------------- validation
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _fraction(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return float(value)
-
-
 def _features(X: Any, n_features: int) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
+    X = check_array(X, "X", ndim=(1, 2), dtype=float)
     if X.ndim == 1:
         X = X[None, :]
-    if X.ndim != 2 or X.shape[1] != n_features or X.shape[0] == 0:
-        raise ValueError(f"X must have shape (n, {n_features}) or ({n_features},) with n >= 1, got {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or infinite values")
-    return X
+    return check_array(X, "X", shape=(None, n_features), min_len=1)
 
 
 def _labels(y: Any, n: int, n_classes: int) -> np.ndarray:
-    y = np.asarray(y)
+    y = check_array(y, "y")
     if y.ndim == 0:
         y = y.reshape(1)
     if y.shape != (n,):
@@ -149,10 +133,7 @@ class _LinearNumpyModel:
 
     @params.setter
     def params(self, value: np.ndarray) -> None:
-        value = np.asarray(value, dtype=float)
-        if value.shape != self.theta.shape or not np.isfinite(value).all():
-            raise ValueError(f"params must be a finite array of shape {self.theta.shape}, got {value.shape}")
-        self.theta = value.copy()
+        self.theta = check_array(value, "params", dtype=float, shape=self.theta.shape, copy=True)
 
     def step(self, grad: np.ndarray, lr: float) -> None:
         """Gradient step ``theta <- theta - lr * grad``."""
@@ -173,8 +154,8 @@ class LogisticModel(_LinearNumpyModel):
     """Binary logistic regression with log-loss, labels in {0, 1}; ``params = [w, (b)]``."""
 
     def __init__(self, n_features: int, *, fit_intercept: bool = False) -> None:
-        self.n_features = _positive_int("n_features", n_features)
-        self.fit_intercept = bool(fit_intercept)
+        self.n_features = check_scalar(n_features, "n_features", "int", min=1)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         self.theta = np.zeros(self.n_features + self.fit_intercept)
 
     def _logits(self, X: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -214,11 +195,9 @@ class SoftmaxModel(_LinearNumpyModel):
     """Multinomial logistic (softmax) regression with cross-entropy; ``params = W (C, d [+1]).ravel()``."""
 
     def __init__(self, n_features: int, n_classes: int, *, fit_intercept: bool = True) -> None:
-        self.n_features = _positive_int("n_features", n_features)
-        self.n_classes = _positive_int("n_classes", n_classes)
-        if self.n_classes < 2:
-            raise ValueError(f"n_classes must be >= 2, got {n_classes!r}")
-        self.fit_intercept = bool(fit_intercept)
+        self.n_features = check_scalar(n_features, "n_features", "int", min=1)
+        self.n_classes = check_scalar(n_classes, "n_classes", "int", min=2)
+        self.fit_intercept = check_bool(fit_intercept, "fit_intercept")
         self.theta = np.zeros(self.n_classes * (self.n_features + self.fit_intercept))
 
     def _logits(self, X: np.ndarray) -> np.ndarray:
@@ -266,28 +245,27 @@ class TorchModel:
 
     ``step(grad, lr)`` writes ``grad`` into the parameters' ``.grad``, sets every parameter
     group's learning rate to ``lr`` and calls ``optimizer.step()`` (the mini-batch SGD/Adam
-    variant of the brief).  Without an optimizer, plain SGD is used.  Inputs are converted to
+    variant).  Without an optimizer, plain SGD is used.  Inputs are converted to
     the module's dtype and device; ``loss_fn(logits, targets)`` defaults to cross-entropy.
     """
 
     def __init__(self, module: Any, optimizer: Any = None, loss_fn: Callable | None = None) -> None:
         torch = _torch()
-        if not isinstance(module, torch.nn.Module):
-            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-        self.module = module
+        self.module = check_instance(module, "module", torch.nn.Module, "a torch.nn.Module")
         self._parameters = [p for p in module.parameters() if p.requires_grad]
         if not self._parameters:
             raise ValueError("module has no trainable parameters")
-        self.optimizer = optimizer if optimizer is not None else torch.optim.SGD(self._parameters, lr=1.0)
-        if not isinstance(self.optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(self.optimizer).__name__}")
+        self.optimizer = check_instance(
+            optimizer if optimizer is not None else torch.optim.SGD(self._parameters, lr=1.0),
+            "optimizer",
+            torch.optim.Optimizer,
+            "a torch.optim.Optimizer",
+        )
         self.loss_fn = loss_fn if loss_fn is not None else torch.nn.functional.cross_entropy
 
     def _tensors(self, X: np.ndarray, y: np.ndarray | None = None) -> tuple[Any, Any]:
         torch, ref = _torch(), self._parameters[0]
-        X = np.asarray(X, dtype=float)
-        if X.ndim == 0 or X.shape[0] == 0 or not np.isfinite(X).all():
-            raise ValueError(f"X must be a non-empty finite batch, got shape {X.shape}")
+        X = check_array(X, "X", dtype=float, min_len=1)
         Xt = torch.as_tensor(X, dtype=ref.dtype, device=ref.device)
         if y is None:
             return Xt, None
@@ -370,7 +348,7 @@ class SourceSelector:
     needs_candidates: ClassVar[bool] = False
 
     def __init__(self, n_sources: int) -> None:
-        self.n_sources = _positive_int("n_sources", n_sources)
+        self.n_sources = check_scalar(n_sources, "n_sources", "int", min=1)
         self.counts_ = np.zeros(self.n_sources, dtype=int)
 
     @property
@@ -388,15 +366,8 @@ class SourceSelector:
 
     def update(self, source: int, loss: float) -> None:
         """Record that ``source`` was sampled and the model's loss on it was ``loss``."""
-        if (
-            isinstance(source, bool)
-            or not isinstance(source, (int, np.integer))
-            or not 0 <= source < self.n_sources
-        ):
-            raise ValueError(f"source must be an integer in [0, {self.n_sources}), got {source!r}")
-        if not math.isfinite(loss):
-            raise ValueError(f"loss must be finite, got {loss!r}")
-        self._observe(int(source), float(loss))
+        source = check_scalar(source, "source", "int", min=0, max=self.n_sources - 1)
+        self._observe(source, check_scalar(loss, "loss", "real"))
         self.counts_[source] += 1
 
     def _observe(self, source: int, loss: float) -> None:
@@ -412,7 +383,7 @@ class _MeanTracker(SourceSelector):
 
     def __init__(self, n_sources: int, window: int | None = None) -> None:
         super().__init__(n_sources)
-        self.window = None if window is None else _positive_int("window", window)
+        self.window = None if window is None else check_scalar(window, "window", "int", min=1)
         self.sums_ = np.zeros(self.n_sources)
         self._recent: list[deque] = [deque(maxlen=self.window) for _ in range(self.n_sources)]
 
@@ -449,10 +420,8 @@ class UCBSelector(_MeanTracker):
         self, n_sources: int, *, loss_bound: float = 1.0, bonus_scale: float = 1.0, window: int | None = None
     ) -> None:
         super().__init__(n_sources, window)
-        self.loss_bound = _positive("loss_bound", loss_bound)
-        if isinstance(bonus_scale, bool) or not math.isfinite(bonus_scale) or bonus_scale < 0:
-            raise ValueError(f"bonus_scale must be a finite number >= 0, got {bonus_scale!r}")
-        self.bonus_scale = float(bonus_scale)
+        self.loss_bound = check_scalar(loss_bound, "loss_bound", "real", min=0.0, inclusive="neither")
+        self.bonus_scale = check_scalar(bonus_scale, "bonus_scale", "real", min=0.0)
 
     def indices(self) -> np.ndarray:
         """The upper confidence bounds ``UCB_k`` of the current round (+inf when ``n_k = 0``)."""
@@ -486,7 +455,7 @@ class GreedySelector(_MeanTracker):
 
     def __init__(self, n_sources: int, *, epsilon: float = 0.05, window: int | None = None) -> None:
         super().__init__(n_sources, window)
-        self.epsilon = _fraction("epsilon", epsilon)
+        self.epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, max=1.0)
 
     def select(self, rng, model=None, candidates=None) -> int:
         first = self._unvisited()
@@ -506,8 +475,8 @@ class EXP3Selector(SourceSelector):
         self, n_sources: int, horizon: int, *, loss_bound: float = 1.0, gamma: float | None = None
     ) -> None:
         super().__init__(n_sources)
-        self.loss_bound = _positive("loss_bound", loss_bound)
-        self.exp3_ = EXP3(self.n_sources, _positive_int("horizon", horizon), gamma=gamma)
+        self.loss_bound = check_scalar(loss_bound, "loss_bound", "real", min=0.0, inclusive="neither")
+        self.exp3_ = EXP3(self.n_sources, check_scalar(horizon, "horizon", "int", min=1), gamma=gamma)
 
     def select(self, rng, model=None, candidates=None) -> int:
         return self.exp3_.act(rng)
@@ -529,9 +498,7 @@ class UncertaintySelector(SourceSelector):
 
     def __init__(self, n_sources: int, *, measure: str = "entropy") -> None:
         super().__init__(n_sources)
-        if measure not in self.MEASURES:
-            raise ValueError(f"measure must be one of {self.MEASURES}, got {measure!r}")
-        self.measure = measure
+        self.measure = check_choice(measure, "measure", self.MEASURES)
 
     def uncertainty(self, proba: np.ndarray) -> float:
         """Mean uncertainty of predicted class probabilities ``proba`` (n, C); larger = less sure."""
@@ -567,12 +534,10 @@ class ArraySource:
     transformed by ``transform(X_batch, rng)`` (e.g. a fresh corruption every draw)."""
 
     def __init__(self, X: np.ndarray, y: np.ndarray, transform: Callable | None = None) -> None:
-        X, y = np.asarray(X), np.asarray(y)
-        if X.ndim != 2 or len(X) == 0 or y.shape != (len(X),):
-            raise ValueError(f"X must be (n, d) with n >= 1 and y (n,), got {X.shape} and {y.shape}")
-        if transform is not None and not callable(transform):
-            raise TypeError("transform must be callable or None")
-        self.X, self.y, self.transform = X, y, transform
+        X = check_array(X, "X", ndim=2, min_len=1)
+        y = check_array(y, "y", shape=(len(X),))
+        self.X, self.y = X, y
+        self.transform = None if transform is None else check_callable(transform, "transform")
 
     def __call__(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         idx = rng.integers(len(self.X), size=n)
@@ -601,7 +566,7 @@ class AdaptiveCollector:
         eta0: float = 0.1,
         radius: float | None = None,
         batch_size: int = 1,
-        seed: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ) -> None:
         missing = [
             m
@@ -610,14 +575,13 @@ class AdaptiveCollector:
         ]
         if missing or not hasattr(model, "params"):
             raise TypeError(f"model must implement OnlineModel; missing {missing or ['params']}")
-        if not isinstance(selector, SourceSelector):
-            raise TypeError(f"selector must be a SourceSelector, got {type(selector).__name__}")
-        self.model, self.selector = model, selector
+        self.model = model
+        self.selector = check_instance(selector, "selector", SourceSelector)
         self.n_sources = selector.n_sources
-        self.loss_bound = _positive("loss_bound", loss_bound)
-        self.eta0 = _positive("eta0", eta0)
-        self.radius = None if radius is None else _positive("radius", radius)
-        self.batch_size = _positive_int("batch_size", batch_size)
+        self.loss_bound = check_scalar(loss_bound, "loss_bound", "real", min=0.0, inclusive="neither")
+        self.eta0 = check_scalar(eta0, "eta0", "real", min=0.0, inclusive="neither")
+        self.radius = None if radius is None else check_scalar(radius, "radius", "real", min=0.0, inclusive="neither")
+        self.batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
         self.rng = as_generator(seed)
         self.n_steps_ = 0
         self.clips_ = 0
@@ -685,11 +649,12 @@ class AdaptiveCollector:
         A sampler is ``f(rng, n) -> (X (n, d), y (n,))``.  ``budget`` must be at least the
         number of sources (the warm start samples each source once).
         """
-        if len(sources) != self.n_sources or not all(callable(s) for s in sources):
+        sources = check_sequence(sources, "sources", item=check_callable)
+        if len(sources) != self.n_sources:
             raise ValueError(
                 f"sources must be {self.n_sources} callables f(rng, n) -> (X, y), got {len(sources)}"
             )
-        budget = _positive_int("budget", budget)
+        budget = check_scalar(budget, "budget", "int", min=1)
         if budget < self.n_sources:
             raise ValueError(
                 f"budget ({budget}) must be >= n_sources ({self.n_sources}) to warm-start every source"
@@ -738,7 +703,7 @@ class UCBOGD(AdaptiveCollector):
         bonus_scale: float = 1.0,
         window: int | None = None,
         batch_size: int = 1,
-        seed: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ) -> None:
         selector = UCBSelector(n_sources, loss_bound=loss_bound, bonus_scale=bonus_scale, window=window)
         super().__init__(
@@ -789,8 +754,8 @@ def solve_minimax(
     Solved as the smooth program ``min_{theta, s} s`` s.t. ``L_k(theta) <= s`` (and the ball)
     with SciPy's SLSQP.  Returns ``(max_k L_k(theta*), theta*)``.
     """
-    theta0 = np.asarray(theta0, dtype=float).ravel()
-    radius = None if radius is None else _positive("radius", radius)
+    theta0 = check_array(theta0, "theta0", dtype=float).ravel()
+    radius = None if radius is None else check_scalar(radius, "radius", "real", min=0.0, inclusive="neither")
     if radius is not None and np.linalg.norm(theta0) > radius:
         theta0 = theta0 * (radius / np.linalg.norm(theta0))
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
@@ -826,7 +791,7 @@ def solve_minimax(
         jac=True,
         constraints=constraints,
         method="SLSQP",
-        options={"maxiter": _positive_int("max_iter", max_iter), "ftol": 1e-12},
+        options={"maxiter": check_scalar(max_iter, "max_iter", "int", min=1), "ftol": 1e-12},
     )
     theta = res.x[:-1]
     if radius is not None and np.linalg.norm(theta) > radius:
@@ -864,9 +829,7 @@ def worst_loss_path(model: OnlineModel, params: np.ndarray, eval_sets: EvalSets)
     Uses the model's vectorised ``loss_path`` when it has one, else evaluates each iterate
     on a copy of the model.
     """
-    params = np.asarray(params, dtype=float)
-    if params.ndim != 2 or params.shape[0] == 0:
-        raise ValueError(f"params must be a non-empty (T, p) trajectory, got shape {params.shape}")
+    params = check_array(params, "params", ndim=2, dtype=float, min_len=1)
     sets = _check_eval_sets(eval_sets)
     if hasattr(model, "loss_path"):
         return np.concatenate(
@@ -888,19 +851,15 @@ def regret_curve(worst_losses: np.ndarray, L_star: float) -> np.ndarray:
 
     ``worst_losses[s] = max_k L_k(theta_s)`` (``worst_loss_path``, or exact population losses).
     """
-    worst = np.asarray(worst_losses, dtype=float)
-    if worst.ndim != 1 or worst.size == 0 or not np.isfinite(worst).all():
-        raise ValueError(f"worst_losses must be a non-empty finite 1-D array, got shape {worst.shape}")
-    if isinstance(L_star, bool) or not math.isfinite(L_star):
-        raise ValueError(f"L_star must be a finite number, got {L_star!r}")
-    return np.cumsum(worst - L_star)
+    worst = check_array(worst_losses, "worst_losses", ndim=1, dtype=float, min_len=1)
+    return np.cumsum(worst - check_scalar(L_star, "L_star", "real"))
 
 
 def regret_exponent(horizons: Sequence[float], regrets: Sequence[float]) -> float:
     """Least-squares slope of ``log R_T`` against ``log T`` (0.5 for ``sqrt T`` growth)."""
-    T, R = np.asarray(horizons, dtype=float), np.asarray(regrets, dtype=float)
-    if T.shape != R.shape or T.ndim != 1 or len(T) < 2:
-        raise ValueError("horizons and regrets must be 1-D arrays of the same length >= 2")
+    T = check_array(horizons, "horizons", ndim=1, dtype=float, min_len=2)
+    R = check_array(regrets, "regrets", ndim=1, dtype=float, min_len=2)
+    check_consistent_length(T, R, names=("horizons", "regrets"))
     if (T <= 0).any() or (R <= 0).any():
         raise ValueError("horizons and regrets must be > 0 to take logarithms")
     return float(np.polyfit(np.log(T), np.log(R), 1)[0])

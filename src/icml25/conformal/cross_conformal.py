@@ -33,16 +33,14 @@ grid instead.  ``SplitConformalRegressor``, ``SplitConformalClassifier`` and ``C
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_X_y
 
 from icml25.conformal.merging import merge_eu, merge_exchangeable, merge_mean, merge_uniform, vovk_pooled
-from icml25.utils.random import as_generator
-from icml25.utils.validation import check_scalar
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_choice, check_is_fitted, check_scalar
 
 COMBINES = ("mod", "vovk", "e", "u", "eu")
 TARGETS = ("mod", "vovk")
@@ -58,18 +56,11 @@ _TOL = 1e-12
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _check_alpha(confidence_level: float) -> float:
-    if (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, numbers.Real)
-        or not 0.5 < float(confidence_level) < 1.0
-    ):
-        raise ValueError(
-            "confidence_level must be a number in (0.5, 1): the coverage guarantee 1 - 2 alpha of "
-            "cross-conformal prediction is vacuous for alpha = 1 - confidence_level >= 0.5, "
-            f"got {confidence_level!r}"
-        )
-    return round(1.0 - float(confidence_level), 12)
+def _alpha(confidence_level: float) -> float:
+    """``alpha = 1 - confidence_level``; the level must lie in (0.5, 1), since the coverage guarantee
+    1 - 2 alpha of cross-conformal prediction is vacuous for alpha >= 0.5."""
+    level = check_scalar(confidence_level, "confidence_level", "real", min=0.5, max=1.0, inclusive="neither")
+    return round(1.0 - level, 12)
 
 
 def _above(p: np.ndarray, threshold: float) -> np.ndarray:
@@ -85,12 +76,6 @@ def _ceil(x: float) -> int:
     return int(np.ceil(x - _TOL * max(1.0, abs(x))))
 
 
-def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return str(value)
-
-
 def _check_estimator(estimator: object, default: BaseEstimator, methods: tuple[str, ...]) -> BaseEstimator:
     if estimator is None:
         return default
@@ -104,7 +89,7 @@ def _check_estimator(estimator: object, default: BaseEstimator, methods: tuple[s
 
 def _check_features(estimator: BaseEstimator, X: np.ndarray) -> np.ndarray:
     check_is_fitted(estimator, "n_features_in_")
-    X = check_array(X)
+    X = check_array(X, "X", ndim=2, dtype=float)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(
             f"X has {X.shape[1]} features, but the model was fitted with {estimator.n_features_in_}"
@@ -149,8 +134,8 @@ def effective_alpha(alpha: float, n: int, n_folds: int, combine: str = "mod", ta
     ``"u"``, ``"eu"``) uses ``alpha`` for ``target="mod"`` (coverage >= 1 - 2 alpha) and
     ``alpha + (1 - alpha)(K - 1)/(n + K)`` for ``target="vovk"`` (Vovk's guarantee).
     """
-    _check_choice("combine", combine, COMBINES)
-    _check_choice("target", target, TARGETS)
+    check_choice(combine, "combine", COMBINES)
+    check_choice(target, "target", TARGETS)
     if combine == "vovk" or target == "mod":
         return float(alpha)
     return float(alpha + (1.0 - alpha) * (n_folds - 1) / (n + n_folds))
@@ -177,7 +162,7 @@ def merge_counts(
     ``sizes[k] = m_k``; the fold p-values are ``(1 + counts) / (m_k + 1)``.  ``u`` (one uniform draw per
     test point, broadcast over the batch axes) is used by ``"u"`` and ``"eu"`` only.
     """
-    _check_choice("combine", combine, COMBINES)
+    check_choice(combine, "combine", COMBINES)
     sizes = np.asarray(sizes)
     if combine == "vovk":
         return vovk_pooled(counts, int(sizes.sum()))
@@ -239,10 +224,10 @@ class _CrossConformal(BaseEstimator):
     """Fold making, per-fold fitting and merging shared by the regressor and the classifier."""
 
     def _validate_params(self) -> None:
-        self.alpha_ = _check_alpha(self.confidence_level)
+        self.alpha_ = _alpha(self.confidence_level)
         check_scalar(self.n_folds, "n_folds", "int", min=2)
-        _check_choice("combine", self.combine, COMBINES)
-        _check_choice("target", self.target, TARGETS)
+        check_choice(self.combine, "combine", COMBINES)
+        check_choice(self.target, "target", TARGETS)
 
     def _fit_folds(
         self, X: np.ndarray, y: np.ndarray, default: BaseEstimator, methods: tuple[str, ...]
@@ -272,15 +257,13 @@ class _CrossConformal(BaseEstimator):
     def _threshold_and_u(
         self, n_test: int, combine: str | None, u: np.ndarray | None
     ) -> tuple[str, float, np.ndarray]:
-        combine = self.combine if combine is None else _check_choice("combine", combine, COMBINES)
+        combine = self.combine if combine is None else check_choice(combine, "combine", COMBINES)
         alpha_eff = effective_alpha(self.alpha_, self.n_train_, self.n_folds, combine, self.target)
         if u is None:
             u = np.random.default_rng(self.u_seed_).random(n_test)
-        u = np.asarray(u, dtype=float)
-        if u.shape != (n_test,) or np.isnan(u).any() or u.min(initial=0.0) < 0.0 or u.max(initial=0.0) > 1.0:
-            raise ValueError(
-                f"u must hold one uniform draw in [0, 1] per test point, shape ({n_test},); got {u.shape}"
-            )
+        u = check_array(u, "u", shape=(n_test,), dtype=float)
+        if u.min(initial=0.0) < 0.0 or u.max(initial=0.0) > 1.0:
+            raise ValueError("u must hold one uniform draw in [0, 1] per test point, got values outside [0, 1]")
         return combine, alpha_eff, u
 
 
@@ -313,7 +296,7 @@ class CrossConformalRegressor(_CrossConformal):
         method: str = "exact",
         n_grid: int = 1000,
         grid_factor: float = 1.0,
-        random_state: int | np.random.Generator | None = None,
+        random_state: Seed = None,
     ) -> None:
         self.estimator = estimator
         self.n_folds = n_folds
@@ -332,14 +315,9 @@ class CrossConformalRegressor(_CrossConformal):
     def fit(self, X: np.ndarray, y: np.ndarray) -> CrossConformalRegressor:
         """Fit one model per fold complement and store the sorted out-of-fold absolute residuals."""
         self._validate_params()
-        _check_choice("method", self.method, METHODS)
+        check_choice(self.method, "method", METHODS)
         check_scalar(self.n_grid, "n_grid", "int", min=2)
-        if (
-            isinstance(self.grid_factor, bool)
-            or not isinstance(self.grid_factor, numbers.Real)
-            or not (np.isfinite(self.grid_factor) and self.grid_factor > 0)
-        ):
-            raise ValueError(f"grid_factor must be a positive finite number, got {self.grid_factor!r}")
+        check_scalar(self.grid_factor, "grid_factor", "real", min=0.0, inclusive="neither")
         X, y = check_X_y(X, y, y_numeric=True)
         y = y.astype(float)
         self._fit_folds(X, y, LinearRegression(), ("fit", "predict"))
@@ -483,7 +461,7 @@ class CrossConformalClassifier(_CrossConformal):
         confidence_level: float = 0.9,
         combine: str = "mod",
         target: str = "mod",
-        random_state: int | np.random.Generator | None = None,
+        random_state: Seed = None,
     ) -> None:
         self.estimator = estimator
         self.n_folds = n_folds
@@ -558,7 +536,7 @@ class _SplitConformal(BaseEstimator):
         estimator: BaseEstimator | None = None,
         confidence_level: float = 0.9,
         calibration_size: float = 0.5,
-        random_state: int | np.random.Generator | None = None,
+        random_state: Seed = None,
     ) -> None:
         self.estimator = estimator
         self.confidence_level = confidence_level
@@ -568,13 +546,8 @@ class _SplitConformal(BaseEstimator):
     def _split_fit(
         self, X: np.ndarray, y: np.ndarray, default: BaseEstimator, methods: tuple[str, ...]
     ) -> None:
-        self.alpha_ = _check_alpha(self.confidence_level)
-        if (
-            isinstance(self.calibration_size, bool)
-            or not isinstance(self.calibration_size, numbers.Real)
-            or not (0.0 < self.calibration_size < 1.0)
-        ):
-            raise ValueError(f"calibration_size must be a fraction in (0, 1), got {self.calibration_size!r}")
+        self.alpha_ = _alpha(self.confidence_level)
+        check_scalar(self.calibration_size, "calibration_size", "real", min=0.0, max=1.0, inclusive="neither")
         n = X.shape[0]
         n_cal = int(round(self.calibration_size * n))
         if not 1 <= n_cal <= n - 1:
@@ -668,7 +641,7 @@ class CVPlusRegressor(BaseEstimator):
         estimator: BaseEstimator | None = None,
         n_folds: int = 5,
         confidence_level: float = 0.9,
-        random_state: int | np.random.Generator | None = None,
+        random_state: Seed = None,
     ) -> None:
         self.estimator = estimator
         self.n_folds = n_folds
@@ -677,7 +650,7 @@ class CVPlusRegressor(BaseEstimator):
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> CVPlusRegressor:
         """Fit one model per fold complement and store every point's fold and out-of-fold residual."""
-        self.alpha_ = _check_alpha(self.confidence_level)
+        self.alpha_ = _alpha(self.confidence_level)
         check_scalar(self.n_folds, "n_folds", "int", min=2)
         X, y = check_X_y(X, y, y_numeric=True)
         y = y.astype(float)

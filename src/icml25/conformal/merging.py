@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.utils.validation import check_array, check_scalar
+
 
 def _check_pvalues(p: np.ndarray) -> np.ndarray:
-    p = np.asarray(p, dtype=float)
+    p = check_array(p, "p", dtype=float)
     if p.ndim == 0 or p.shape[-1] == 0:
         raise ValueError(f"p must have a non-empty last axis holding the fold p-values, got shape {p.shape}")
-    if np.isnan(p).any() or p.min() < 0.0 or p.max() > 1.0:
-        raise ValueError("p-values must lie in [0, 1] and must not be NaN")
+    if p.min() < 0.0 or p.max() > 1.0:
+        raise ValueError(f"p must hold p-values in [0, 1], got values in [{p.min():g}, {p.max():g}]")
     return p
 
 
 def _check_u(u: float | np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
-    u = np.asarray(u, dtype=float)
-    if np.isnan(u).any() or u.min(initial=0.0) < 0.0 or u.max(initial=0.0) > 1.0:
-        raise ValueError("u must be uniform draws in [0, 1] (no NaN)")
+    u = check_array(u, "u", dtype=float)
+    if u.min(initial=0.0) < 0.0 or u.max(initial=0.0) > 1.0:
+        raise ValueError(f"u must hold uniform draws in [0, 1], got values in [{u.min():g}, {u.max():g}]")
     try:
         np.broadcast_shapes(u.shape, batch_shape)
     except ValueError:
@@ -87,13 +89,12 @@ def vovk_pooled(counts: np.ndarray, n: int) -> np.ndarray:
     ``counts[..., k]`` is ``#{i in S_k : R_i >= R^k(y)}``, the number of out-of-fold scores of fold
     ``k`` at least as large as the candidate's score, and ``n`` the total number of training points.
     """
-    counts = np.asarray(counts)
+    counts = check_array(counts, "counts")
     if counts.ndim == 0 or counts.shape[-1] == 0:
         raise ValueError(
             f"counts must have a non-empty last axis (one count per fold), got shape {counts.shape}"
         )
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    n = check_scalar(n, "n", "int", min=1)
     if counts.min() < 0 or counts.sum(axis=-1).max() > n:
         raise ValueError(f"counts must be non-negative and sum to at most n = {n} over the folds")
     return (1.0 + counts.sum(axis=-1)) / (n + 1.0)

@@ -12,7 +12,8 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 from icml25.data.bundled import load_digits_split
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_scalar, check_sequence
 
 __all__ = ["digits_expert_stream"]
 
@@ -20,7 +21,7 @@ __all__ = ["digits_expert_stream"]
 def digits_expert_stream(
     n_experts: int,
     horizon: int,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
     n_features: int = 8,
     max_depth: tuple[int, int] = (1, 6),
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -31,13 +32,11 @@ def digits_expert_stream(
     ``advice`` of shape ``(horizon, n_experts)`` (recommended labels, ints) and ``losses`` of shape
     ``(horizon, 10)`` with ``losses[t, a] = 1{a != y_t}``.
     """
-    for name, value in (("n_experts", n_experts), ("horizon", horizon), ("n_features", n_features)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not 1 <= n_features <= 64:
-        raise ValueError(f"n_features must lie in [1, 64], got {n_features}")
-    lo, hi = max_depth
-    if not 1 <= lo <= hi:
+    n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
+    horizon = check_scalar(horizon, "horizon", "int", min=1)
+    n_features = check_scalar(n_features, "n_features", "int", min=1, max=64)
+    lo, hi = check_sequence(max_depth, "max_depth", min_len=2, item=lambda v, name: check_scalar(v, name, "int", min=1))
+    if len(max_depth) != 2 or lo > hi:
         raise ValueError(f"max_depth must be a pair 1 <= low <= high, got {max_depth!r}")
     rng = as_generator(seed)
     split = load_digits_split(test_size=0.5, seed=int(rng.integers(2**31)))

@@ -13,25 +13,14 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy import ndimage
 from scipy.special import expit
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_choice, check_scalar
 
 DIGIT_CORRUPTIONS = ("clean", "noise", "occlusion", "rotation")
 
 # Gauss-Hermite rule for E f(Z), Z ~ N(0, 1); 160 nodes: error < 1e-7 for softplus(a + s Z), s <= 5.
 _GH_NODES, _GH_WEIGHTS = hermegauss(160)
 _GH_WEIGHTS = _GH_WEIGHTS / np.sqrt(2.0 * np.pi)
-
-
-def _positive_int(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _nonnegative(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -42,13 +31,8 @@ class MultiSourceLogistic:
     weights: np.ndarray
 
     def __post_init__(self) -> None:
-        means, weights = np.asarray(self.means, float), np.asarray(self.weights, float)
-        if means.ndim != 2 or means.shape != weights.shape or means.size == 0:
-            raise ValueError(
-                f"means and weights must be equal (K, d) arrays, got {means.shape} and {weights.shape}"
-            )
-        if not (np.isfinite(means).all() and np.isfinite(weights).all()):
-            raise ValueError("means and weights must be finite")
+        means = check_array(self.means, "means", ndim=2, dtype=float, min_len=1)
+        weights = check_array(self.weights, "weights", shape=means.shape, dtype=float)
         object.__setattr__(self, "means", means)
         object.__setattr__(self, "weights", weights)
 
@@ -60,11 +44,11 @@ class MultiSourceLogistic:
     def n_features(self) -> int:
         return self.means.shape[1]
 
-    def sample(self, source: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, source: int, n: int, seed: Seed = None) -> tuple[np.ndarray, np.ndarray]:
         """``n`` labelled samples ``(X (n, d), y (n,) in {0, 1})`` from source ``source``."""
-        if not 0 <= source < self.n_sources:
-            raise ValueError(f"source must be in [0, {self.n_sources}), got {source!r}")
-        n = _positive_int("n", n)
+        source = check_scalar(source, "source", "int", min=0, max=self.n_sources - 1)
+        n = check_scalar(n, "n", "int", min=1)
+        rng = as_generator(seed)
         X = self.means[source] + rng.standard_normal((n, self.n_features))
         p = 1.0 / (1.0 + np.exp(-(X @ self.weights[source])))
         return X, (rng.random(n) < p).astype(float)
@@ -117,9 +101,7 @@ class MultiSourceLogistic:
         dsu = self._gaussian_means(a, s, lambda u: expit(u) * expit(-u))
         return self.means * (su - p)[:, None] + np.outer(dsu, theta) - self.weights * q[:, None]
 
-    def eval_sets(
-        self, n: int, seed: int | np.random.Generator | None = 0
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def eval_sets(self, n: int, seed: Seed = 0) -> list[tuple[np.ndarray, np.ndarray]]:
         """Held-out ``(X, y)`` per source, ``n`` samples each (population-loss estimates)."""
         rng = as_generator(seed)
         return [self.sample(k, n, rng) for k in range(self.n_sources)]
@@ -134,23 +116,24 @@ def make_multisource_logistic(
     spread: float = 0.5,
     conflict: float = 3.0,
     mean_shift: float = 1.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> MultiSourceLogistic:
-    """The synthetic task of the ucb_ogd brief: ``w_k = w_0 + delta_k`` with ``|w_0| = signal``.
+    """The synthetic task of the ucb_ogd reproduction: ``w_k = w_0 + delta_k`` with ``|w_0| = signal``.
 
     The first ``n_sources - n_hard`` sources are close to ``w_0`` (``|delta_k| = spread``); the
     last ``n_hard`` are "hard" minority sources whose ``delta_k`` has norm ``conflict`` and points
     away from ``w_0`` (half along ``-w_0``, half orthogonal), so that the average-loss minimiser
     fits them badly.  Source means ``mu_k`` are random with norm ``mean_shift``.
     """
-    n_sources = _positive_int("n_sources", n_sources)
-    n_features = _positive_int("n_features", n_features)
-    if isinstance(n_hard, bool) or not isinstance(n_hard, (int, np.integer)) or not 0 <= n_hard <= n_sources:
-        raise ValueError(f"n_hard must be an integer in [0, n_sources], got {n_hard!r}")
+    n_sources = check_scalar(n_sources, "n_sources", "int", min=1)
+    n_features = check_scalar(n_features, "n_features", "int", min=1)
+    n_hard = check_scalar(n_hard, "n_hard", "int", min=0, max=n_sources)
     if n_features < 2 and n_hard > 0:
-        raise ValueError("hard sources need n_features >= 2 (an orthogonal direction)")
-    signal, spread = _nonnegative("signal", signal), _nonnegative("spread", spread)
-    conflict, mean_shift = _nonnegative("conflict", conflict), _nonnegative("mean_shift", mean_shift)
+        raise ValueError(f"n_features must be >= 2 when n_hard > 0 (an orthogonal direction), got {n_features}")
+    signal = check_scalar(signal, "signal", "real", min=0.0)
+    spread = check_scalar(spread, "spread", "real", min=0.0)
+    conflict = check_scalar(conflict, "conflict", "real", min=0.0)
+    mean_shift = check_scalar(mean_shift, "mean_shift", "real", min=0.0)
     rng = as_generator(seed)
 
     def unit(v: np.ndarray) -> np.ndarray:
@@ -173,7 +156,7 @@ def make_multisource_logistic(
 def corrupt_digits(
     X: np.ndarray,
     kind: str,
-    rng: np.random.Generator,
+    seed: Seed = None,
     *,
     noise_sd: float = 0.25,
     occlusion: float = 0.3,
@@ -184,24 +167,23 @@ def corrupt_digits(
     ``kind`` is one of ``DIGIT_CORRUPTIONS``: ``clean`` (a copy), ``noise`` (Gaussian pixel noise
     with sd ``noise_sd``; 0.25 is sd 4 on the raw 0..16 scale), ``occlusion`` (a random fraction
     ``occlusion`` of each image's pixels set to 0), ``rotation`` (rotated by ``angle`` degrees,
-    bilinear, same size).  Noise and occlusion are drawn fresh from ``rng`` on every call.
+    bilinear, same size).  Noise and occlusion are drawn from ``as_generator(seed)``: pass a Generator
+    for fresh draws on every call.
     """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[1] != 64:
-        raise ValueError(f"X must be an (n, 64) array of flattened 8x8 digits, got shape {X.shape}")
-    if kind not in DIGIT_CORRUPTIONS:
-        raise ValueError(f"kind must be one of {DIGIT_CORRUPTIONS}, got {kind!r}")
+    X = check_array(X, "X", shape=(None, 64), dtype=float)
+    check_choice(kind, "kind", DIGIT_CORRUPTIONS)
+    rng = as_generator(seed)
     if kind == "clean":
         return X.copy()
     if kind == "noise":
-        return X + _nonnegative("noise_sd", noise_sd) * rng.standard_normal(X.shape)
+        return X + check_scalar(noise_sd, "noise_sd", "real", min=0.0) * rng.standard_normal(X.shape)
     if kind == "occlusion":
-        if not 0.0 <= occlusion <= 1.0:
-            raise ValueError(f"occlusion must be a fraction in [0, 1], got {occlusion!r}")
+        occlusion = check_scalar(occlusion, "occlusion", "real", min=0.0, max=1.0)
         n_off = int(round(occlusion * 64))
         off = np.argsort(rng.random(X.shape), axis=1)[:, :n_off]
         out = X.copy()
         np.put_along_axis(out, off, 0.0, axis=1)
         return out
-    images = ndimage.rotate(X.reshape(-1, 8, 8), float(angle), axes=(1, 2), reshape=False, order=1)
+    angle = check_scalar(angle, "angle", "real")
+    images = ndimage.rotate(X.reshape(-1, 8, 8), angle, axes=(1, 2), reshape=False, order=1)
     return images.reshape(-1, 64)

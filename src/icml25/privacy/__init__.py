@@ -3,7 +3,6 @@
 from icml25.privacy.calibration import (
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
-    check_positive,
     gaussian_sigma_zcdp,
     laplace_scale,
     poisson_delta,
@@ -23,7 +22,6 @@ from icml25.privacy.sparse_histogram import SparseHistogramGradualRelease, ZeroB
 __all__ = [
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",
-    "check_positive",
     "gaussian_sigma_zcdp",
     "laplace_scale",
     "poisson_delta",

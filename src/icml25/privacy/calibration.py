@@ -13,37 +13,31 @@ Float-based research code: not hardened against floating-point attacks (Mironov 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy import special, stats
 
+from icml25.utils.validation import check_scalar
 
-def check_positive(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is a finite real number > 0, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
+__all__ = [
+    "analytic_gaussian_delta",
+    "analytic_gaussian_sigma",
+    "gaussian_sigma_zcdp",
+    "laplace_scale",
+    "poisson_delta",
+]
 
 
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     """Scale ``b = Delta_1 / epsilon`` of the Laplace mechanism for pure epsilon-DP."""
-    return check_positive("sensitivity", sensitivity) / check_positive("epsilon", epsilon)
+    sensitivity = check_scalar(sensitivity, "sensitivity", "real", min=0.0, inclusive="neither")
+    return sensitivity / check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
 
 
 def gaussian_sigma_zcdp(rho: float, sensitivity: float = 1.0) -> float:
     """Standard deviation ``sigma = Delta_2 / sqrt(2 rho)`` of the Gaussian mechanism for rho-zCDP."""
-    return check_positive("sensitivity", sensitivity) / math.sqrt(2.0 * check_positive("rho", rho))
-
-
-def _check_delta(delta: float) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie strictly between 0 and 1, got {delta!r}")
-    return float(delta)
+    sensitivity = check_scalar(sensitivity, "sensitivity", "real", min=0.0, inclusive="neither")
+    return sensitivity / math.sqrt(2.0 * check_scalar(rho, "rho", "real", min=0.0, inclusive="neither"))
 
 
 def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
@@ -52,9 +46,9 @@ def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1
     ``delta = Phi(D/(2 sigma) - eps sigma/D) - exp(eps) Phi(-D/(2 sigma) - eps sigma/D)`` with ``D`` the
     l2 sensitivity; the second term is evaluated in log space so large ``epsilon`` does not overflow.
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
-    sens = check_positive("sensitivity", sensitivity)
+    sigma = check_scalar(sigma, "sigma", "real", min=0.0, inclusive="neither")
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+    sens = check_scalar(sensitivity, "sensitivity", "real", min=0.0, inclusive="neither")
     a, b = sens / (2.0 * sigma), epsilon * sigma / sens
     return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
 
@@ -66,9 +60,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     Algorithm 1 solves the same equation).  The returned value is the upper end of the final bracket, so
     the mechanism is (epsilon, delta)-DP at it.
     """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = _check_delta(delta)
-    sens = check_positive("sensitivity", sensitivity)
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+    delta = check_scalar(delta, "delta", "real", min=0.0, max=1.0, inclusive="neither")
+    sens = check_scalar(sensitivity, "sensitivity", "real", min=0.0, inclusive="neither")
     hi = sens
     while analytic_gaussian_delta(hi, epsilon, sens) > delta:
         hi *= 2.0
@@ -95,13 +89,9 @@ def poisson_delta(epsilon: float, lam: float, sensitivity: int = 1) -> float:
     1e-17 and that tail is added, so the value is an upper bound accurate to ~1e-16.  There is no pure DP
     (``delta > 0`` for every epsilon).
     """
-    epsilon = check_positive("epsilon", epsilon)
-    lam = check_positive("lam", lam)
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
-        raise ValueError(
-            f"sensitivity must be an integer >= 1 for Poisson noise on counts, got {sensitivity!r}"
-        )
-    shift = int(sensitivity)
+    epsilon = check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither")
+    lam = check_scalar(lam, "lam", "real", min=0.0, inclusive="neither")
+    shift = check_scalar(sensitivity, "sensitivity", "int", min=1)
     k_max = math.ceil(lam + 10.0 * math.sqrt(lam) + 30.0)
     while stats.poisson.sf(k_max, lam) > 1e-17:
         k_max *= 2

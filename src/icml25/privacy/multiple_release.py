@@ -5,12 +5,12 @@ Example
 >>> import numpy as np
 >>> from icml25.privacy import GaussianMultipleRelease, LaplaceMultipleRelease
 >>> x = np.array([10.0, 20.0, 30.0])
->>> gauss = GaussianMultipleRelease(x, l2_sensitivity=1.0, rng=0)
+>>> gauss = GaussianMultipleRelease(x, l2_sensitivity=1.0, seed=0)
 >>> y_public = gauss.release(rho=0.1)          # noisy copy for the least trusted analyst
 >>> y_trusted = gauss.release(rho=1.0)         # a more accurate copy, requested later
 >>> gauss.subset_rho([0, 1])                   # both together cost only the larger rho
 1.0
->>> lap = LaplaceMultipleRelease(x, l1_sensitivity=1.0, rng=1)
+>>> lap = LaplaceMultipleRelease(x, l1_sensitivity=1.0, seed=1)
 >>> y1, y2 = lap.release(epsilon=1.0), lap.release(epsilon=0.2)   # any order
 >>> lap.subset_epsilon([0, 1])
 1.0
@@ -45,20 +45,15 @@ from __future__ import annotations
 
 import bisect
 import math
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 
 import numpy as np
 
-from icml25.privacy.calibration import (
-    analytic_gaussian_sigma,
-    check_positive,
-    laplace_scale,
-    poisson_delta,
-)
-from icml25.utils.random import as_generator
+from icml25.privacy.calibration import analytic_gaussian_sigma, laplace_scale, poisson_delta
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar
 
 __all__ = [
     "NoiseFamily",
@@ -75,13 +70,6 @@ __all__ = [
 RELATIVE_LEVEL_TOLERANCE = 1e-12
 
 Level = float | Fraction
-
-
-def _check_level(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def _check_order(*levels: Level) -> None:
@@ -119,8 +107,7 @@ class NoiseFamily(ABC):
 
     def check_level(self, level: object) -> Level:
         """Validate a noise level (finite, > 0) and return it in the family's internal number type."""
-        _check_level(self.level_name, level)
-        return float(level)
+        return check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
 
     @abstractmethod
     def sample(self, s: Level, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -145,16 +132,6 @@ class NoiseFamily(ABC):
         """The release ``x + z`` as a new array."""
 
 
-def _float_array(x: object, what: str) -> np.ndarray:
-    try:
-        arr = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be an array of real numbers ({exc})") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} must be finite (no NaN or inf)")
-    return arr
-
-
 class GaussianFamily(NoiseFamily):
     """Gaussian noise ``N(0, s I)``, level ``s = sigma^2``: Brownian motion indexed by the variance.
 
@@ -171,17 +148,17 @@ class GaussianFamily(NoiseFamily):
     level_name = "variance"
 
     def __init__(self, l2_sensitivity: float = 1.0, *, exact: bool = False) -> None:
-        if exact:
+        if check_bool(exact, "exact"):
             raise NotImplementedError(
                 "exact Gaussian multiple release is not available: the discrete Gaussian is not closed under "
                 "convolution, so the Brownian bridge has no exact finite-precision analogue (an open problem "
                 "in the paper); use LaplaceFamily(exact=True) or PoissonFamily(exact=True)"
             )
-        self.l2_sensitivity = check_positive("l2_sensitivity", l2_sensitivity)
+        self.l2_sensitivity = check_scalar(l2_sensitivity, "l2_sensitivity", "real", min=0.0, inclusive="neither")
         self.exact = False
 
     def check_x(self, x: object) -> np.ndarray:
-        return _float_array(x, "x")
+        return check_array(x, "x", dtype=np.float64, copy=True)
 
     def rho(self, s: Level) -> float:
         """zCDP parameter ``rho = Delta_2^2 / (2 s)`` of a single release at variance ``s``."""
@@ -235,18 +212,14 @@ class LaplaceFamily(NoiseFamily):
     level_name = "scale"
 
     def __init__(self, l1_sensitivity: float = 1.0, *, exact: bool = False, grid_bits: int = 20) -> None:
-        self.l1_sensitivity = check_positive("l1_sensitivity", l1_sensitivity)
-        if not isinstance(exact, bool):
-            raise TypeError(f"exact must be a bool, got {type(exact).__name__}")
-        if isinstance(grid_bits, bool) or not isinstance(grid_bits, numbers.Integral) or abs(grid_bits) > 60:
-            raise ValueError(f"grid_bits must be an integer in [-60, 60], got {grid_bits!r}")
-        self.exact = exact
-        self.grid_bits = int(grid_bits)
+        self.l1_sensitivity = check_scalar(l1_sensitivity, "l1_sensitivity", "real", min=0.0, inclusive="neither")
+        self.exact = check_bool(exact, "exact")
+        self.grid_bits = check_scalar(grid_bits, "grid_bits", "int", min=-60, max=60)
         #: sensitivity in grid steps (exact mode)
         self.grid_sensitivity = math.ceil(Fraction(self.l1_sensitivity) * Fraction(2) ** self.grid_bits)
 
     def check_x(self, x):
-        arr = _float_array(x, "x")
+        arr = check_array(x, "x", dtype=np.float64, copy=True)
         if not self.exact:
             return arr
         scaled = np.ldexp(arr, self.grid_bits)
@@ -259,8 +232,8 @@ class LaplaceFamily(NoiseFamily):
         return _object_ints(scaled)
 
     def check_level(self, level):
-        _check_level(self.level_name, level)
-        return Fraction(level) if self.exact else float(level)
+        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        return Fraction(level) if self.exact else value
 
     def epsilon(self, b: Level) -> float:
         """Pure-DP parameter of one release at scale ``b``: ``Delta_1 / b`` (grid sensitivity in exact
@@ -272,7 +245,7 @@ class LaplaceFamily(NoiseFamily):
     def scale_for_epsilon(self, epsilon: float) -> Level:
         """The scale ``b`` giving exactly ``epsilon``-DP (a ``Fraction`` in exact mode)."""
         if self.exact:
-            eps = Fraction(check_positive("epsilon", epsilon))
+            eps = Fraction(check_scalar(epsilon, "epsilon", "real", min=0.0, inclusive="neither"))
             return Fraction(self.grid_sensitivity) / (eps * Fraction(2) ** self.grid_bits)
         return laplace_scale(epsilon, self.l1_sensitivity)
 
@@ -344,28 +317,21 @@ class PoissonFamily(NoiseFamily):
     level_name = "rate"
 
     def __init__(self, sensitivity: int = 1, *, exact: bool = False) -> None:
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
-            raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
-        if not isinstance(exact, bool):
-            raise TypeError(f"exact must be a bool, got {type(exact).__name__}")
-        self.sensitivity = int(sensitivity)
-        self.exact = exact
+        self.sensitivity = check_scalar(sensitivity, "sensitivity", "int", min=1)
+        self.exact = check_bool(exact, "exact")
 
     def check_x(self, x):
-        arr = np.array(x)
-        if arr.dtype == object or not (
-            np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-        ):
+        arr = check_array(x, "counts", dtype=None)
+        if arr.dtype.kind not in "iuf":
             raise TypeError(f"counts must be an array of non-negative integers, got dtype {arr.dtype}")
-        if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-            raise ValueError("counts must be finite (no NaN or inf)")
+        arr = check_array(arr, "counts")
         if np.any(arr != np.round(arr)) or np.any(arr < 0):
-            raise ValueError("counts must be non-negative integers")
+            raise ValueError("counts must be an array of non-negative integers, got a negative or fractional entry")
         return arr.astype(np.int64)
 
     def check_level(self, level):
-        _check_level(self.level_name, level)
-        return Fraction(level) if self.exact else float(level)
+        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        return Fraction(level) if self.exact else value
 
     def delta(self, s: Level, epsilon: float) -> float:
         """Tight ``delta(epsilon)`` of one release at rate ``s`` (:func:`poisson_delta`)."""
@@ -459,16 +425,10 @@ class MultipleRelease:
     Attributes: ``levels`` (sorted stored levels), ``releases`` (``(level, y)`` in request order), ``shape``.
     """
 
-    def __init__(
-        self, x: object, family: NoiseFamily, *, rng: int | np.random.Generator | None = None
-    ) -> None:
-        if not isinstance(family, NoiseFamily):
-            raise TypeError(
-                f"family must be a NoiseFamily (GaussianFamily, ...), got {type(family).__name__}"
-            )
-        self.family = family
+    def __init__(self, x: object, family: NoiseFamily, *, seed: Seed = None) -> None:
+        self.family = check_instance(family, "family", NoiseFamily, "a NoiseFamily (GaussianFamily, ...)")
         self._x = family.check_x(x)
-        self._rng = as_generator(rng)
+        self._rng = as_generator(seed)
         self._levels: list[Level] = []
         self._noise: dict[Level, np.ndarray] = {}
         self._releases: list[tuple[Level, np.ndarray]] = []
@@ -529,13 +489,10 @@ class MultipleRelease:
         idx = list(indices)
         if not idx:
             raise ValueError("indices must name at least one release")
+        n = len(self._releases)
         for i in idx:
-            if (
-                isinstance(i, bool)
-                or not isinstance(i, numbers.Integral)
-                or not -len(self._releases) <= i < len(self._releases)
-            ):
-                raise IndexError(f"release index {i!r} out of range for {len(self._releases)} releases")
+            if not -n <= check_scalar(i, "release index", "int") < n:
+                raise IndexError(f"release index must be an integer in [-{n}, {n - 1}], got {i!r}")
         return min(self._releases[i][0] for i in idx)
 
     def __repr__(self) -> str:
@@ -547,7 +504,7 @@ class MultipleRelease:
 def _one_of(**given: object) -> str:
     names = [k for k, v in given.items() if v is not None]
     if len(names) != 1:
-        raise ValueError(f"give exactly one of {', '.join(given)}; got {names or 'none'}")
+        raise ValueError(f"exactly one of {', '.join(given)} must be given, got {names or 'none'}")
     return names[0]
 
 
@@ -560,10 +517,8 @@ class GaussianMultipleRelease(MultipleRelease):
     Float64 noise: not hardened against floating-point attacks.
     """
 
-    def __init__(
-        self, x: object, l2_sensitivity: float = 1.0, *, rng: int | np.random.Generator | None = None
-    ):
-        super().__init__(x, GaussianFamily(l2_sensitivity), rng=rng)
+    def __init__(self, x: object, l2_sensitivity: float = 1.0, *, seed: Seed = None):
+        super().__init__(x, GaussianFamily(l2_sensitivity), seed=seed)
 
     def release(
         self,
@@ -580,9 +535,10 @@ class GaussianMultipleRelease(MultipleRelease):
         which = _one_of(level=level, sigma=sigma, rho=rho, epsilon_delta=pair)
         sens = self.family.l2_sensitivity
         if which == "sigma":
-            level = check_positive("sigma", sigma) ** 2
+            level = check_scalar(sigma, "sigma", "real", min=0.0, inclusive="neither") ** 2
         elif which == "rho":
-            level = sens**2 / (2.0 * check_positive("rho", rho))  # gaussian_sigma_zcdp squared, no sqrt
+            rho = check_scalar(rho, "rho", "real", min=0.0, inclusive="neither")
+            level = sens**2 / (2.0 * rho)  # gaussian_sigma_zcdp squared, no sqrt
         elif which == "epsilon_delta":
             if epsilon is None or delta is None:
                 raise ValueError("epsilon and delta must be given together")
@@ -608,9 +564,9 @@ class LaplaceMultipleRelease(MultipleRelease):
         *,
         exact: bool = False,
         grid_bits: int = 20,
-        rng: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ):
-        super().__init__(x, LaplaceFamily(l1_sensitivity, exact=exact, grid_bits=grid_bits), rng=rng)
+        super().__init__(x, LaplaceFamily(l1_sensitivity, exact=exact, grid_bits=grid_bits), seed=seed)
 
     def release(
         self, level: Level | None = None, *, epsilon: float | None = None, scale: Level | None = None
@@ -637,9 +593,9 @@ class PoissonMultipleRelease(MultipleRelease):
         *,
         sensitivity: int = 1,
         exact: bool = False,
-        rng: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ):
-        super().__init__(counts, PoissonFamily(sensitivity, exact=exact), rng=rng)
+        super().__init__(counts, PoissonFamily(sensitivity, exact=exact), seed=seed)
 
     def release(self, level: Level | None = None, *, lam: Level | None = None) -> np.ndarray:
         """Release ``counts + Poisson(lam)`` noise coupled to the earlier releases."""

@@ -4,7 +4,7 @@ Example
 -------
 >>> from icml25.privacy import SparseHistogramGradualRelease
 >>> counts = {3: 40, 17: 25, 10**11: 7}                      # key -> count over a domain of size 10^12
->>> hist = SparseHistogramGradualRelease(counts, domain_size=10**12, variant="B", rng=0)
+>>> hist = SparseHistogramGradualRelease(counts, domain_size=10**12, variant="B", seed=0)
 >>> first = hist.release(sigma=4.0, threshold=30.0)          # noisy, heavily thresholded
 >>> second = hist.release(sigma=2.0, threshold=15.0)         # more accurate, coupled to the first
 >>> sorted(second)[:2]                                        # released keys (noise may add a few zero bins)
@@ -40,16 +40,15 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 from scipy import stats
 from scipy.interpolate import CubicSpline
 
-from icml25.privacy.calibration import check_positive
 from icml25.privacy.multiple_release import GaussianFamily
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_choice, check_instance, check_scalar
 
 __all__ = ["SparseHistogramGradualRelease", "ZeroBinFilter", "clear_filter_cache"]
 
@@ -145,35 +144,19 @@ class SparseHistogramGradualRelease:
         domain_size: int,
         *,
         variant: str = "B",
-        rng: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ) -> None:
-        if variant not in ("A", "B"):
-            raise ValueError(f"variant must be 'A' (non-zero bins only) or 'B' (all bins), got {variant!r}")
-        if (
-            isinstance(domain_size, bool)
-            or not isinstance(domain_size, numbers.Integral)
-            or not (0 <= domain_size < 2**63)
-        ):
-            raise ValueError(f"domain_size must be an integer in [0, 2^63), got {domain_size!r}")
-        if not isinstance(counts, Mapping):
-            raise TypeError(f"counts must be a mapping key -> count, got {type(counts).__name__}")
+        self.variant = check_choice(variant, "variant", ("A", "B"))
+        self.domain_size = check_scalar(domain_size, "domain_size", "int", min=0, max=2**63 - 1)
+        check_instance(counts, "counts", Mapping, "a mapping key -> count")
         items = []
         for key, value in counts.items():
-            if isinstance(key, bool) or not isinstance(key, numbers.Integral) or not 0 <= key < domain_size:
-                raise ValueError(f"keys must be integers in [0, {domain_size}), got {key!r}")
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, numbers.Real)
-                or value != int(value)
-                or value < 0
-            ):
-                raise ValueError(f"counts must be non-negative integers, got {value!r} for key {key}")
+            key = check_scalar(key, "key", "int", min=0, max=self.domain_size - 1)
+            value = check_scalar(value, f"counts[{key}]", "int", min=0)
             if value:
-                items.append((int(key), int(value)))
+                items.append((key, value))
         items.sort()
-        self.variant = variant
-        self.domain_size = int(domain_size)
-        self._rng = as_generator(rng)
+        self._rng = as_generator(seed)
         self._family = GaussianFamily()
         self._keys = np.array([k for k, _ in items], dtype=np.int64)
         self._x = np.array([v for _, v in items], dtype=np.float64)
@@ -192,14 +175,8 @@ class SparseHistogramGradualRelease:
     def release(self, sigma: float, threshold: float) -> dict[int, float]:
         """Release step ``j``: noise standard deviation ``sigma`` (smaller than before) and threshold
         ``tau``."""
-        sigma = check_positive("sigma", sigma)
-        if (
-            isinstance(threshold, bool)
-            or not isinstance(threshold, numbers.Real)
-            or not math.isfinite(threshold)
-        ):
-            raise ValueError(f"threshold must be a finite real number, got {threshold!r}")
-        threshold = float(threshold)
+        sigma = check_scalar(sigma, "sigma", "real", min=0.0, inclusive="neither")
+        threshold = check_scalar(threshold, "threshold", "real")
         if self.sigmas and sigma >= self.sigmas[-1]:
             raise ValueError(f"gradual release needs decreasing sigma: got {sigma} after {self.sigmas[-1]}")
         s, rng = sigma**2, self._rng

@@ -1,6 +1,9 @@
-"""ucb_ogd: UCB source selection + OGD against uniform sampling and active learning.
+# docs, results and calibration notes: docs/papers/ucb_ogd.md
+"""Reproduction of Zang, Turkcan, Zussman, Kostic & Ghaderi, "Adaptive Data Collection for Robust Learning Across
+Multiple Distributions" (ICML 2025, PMLR 267:73974-73994): UCB source selection + OGD against uniform sampling
+and active learning.
 
-Three experiments of the brief, all on the run's seeds:
+Three experiments, all on the run's seeds:
 1. synthetic multi-source logistic regression (K = 5, d = 20, one conflicting minority source):
    worst-source loss of the averaged iterate after T = 2000 rounds, against uniform and
    round-robin sampling (EXP3 and epsilon-greedy source selection are reported too), and the
@@ -12,19 +15,15 @@ Three experiments of the brief, all on the run's seeds:
    T = 1500: worst-source test accuracy against uniform sampling and entropy / margin sampling.
 
 Population losses of the synthetic task are exact (Gauss-Hermite, see
-``MultiSourceLogistic.population_losses``) instead of the brief's 20,000 held-out samples per source.
+``MultiSourceLogistic.population_losses``) instead of estimates on held-out samples.
 """
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from icml25.bandits.ucb_ogd import (  # noqa: E402
+from icml25.bandits.ucb_ogd import (
     AdaptiveCollector,
     ArraySource,
     EXP3Selector,
@@ -40,52 +39,86 @@ from icml25.bandits.ucb_ogd import (  # noqa: E402
     solve_minimax,
     source_accuracies,
 )
-from icml25.data import load_digits_split  # noqa: E402
-from icml25.data.multi_source import (  # noqa: E402
-    DIGIT_CORRUPTIONS,
-    corrupt_digits,
-    make_multisource_logistic,
-)
-from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
+from icml25.data import load_digits_split
+from icml25.data.multi_source import DIGIT_CORRUPTIONS, corrupt_digits, make_multisource_logistic
+from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import summary
+from icml25.harness.threads import single_thread
 
-CLAIM_LOSS = "lower worst-source loss than uniform sampling at the same budget (synthetic, T = 2000)"
-CLAIM_RR = "worst-source loss no higher than round-robin sampling (synthetic, T = 2000)"
+CLAIM_LOSS = "UCB-OGD reaches a lower worst-source loss than uniform sampling at the same budget (synthetic)"
+CLAIM_RR = "UCB-OGD's worst-source loss is no higher than round-robin sampling's (synthetic)"
 CLAIM_SHARE = "UCB-OGD gives the hard minority source at least twice the uniform share of samples"
-CLAIM_SLOPE = "regret of UCB-OGD grows like sqrt(T K ln T): log-log slope in [0.3, 0.75]"
-CLAIM_RATIO = "R_T / sqrt(T K ln T) of UCB-OGD stays within a factor 3 across T"
-CLAIM_UNIFORM = "regret of uniform sampling grows linearly when the sources conflict (slope >= 0.9)"
-CLAIM_DIGITS = "corrupted digits: worst-source accuracy of UCB-OGD >= uniform + 2 points"
-CLAIM_ACTIVE = "corrupted digits: worst-source accuracy of UCB-OGD >= entropy-based active learning"
+CLAIM_SLOPE = "the regret of UCB-OGD grows like sqrt(T K ln T)"
+CLAIM_RATIO = "R_T / sqrt(T K ln T) of UCB-OGD stays within a constant factor across T"
+CLAIM_UNIFORM = "the regret of uniform sampling grows linearly when the sources conflict"
+CLAIM_DIGITS = "corrupted digits: UCB-OGD has a higher worst-source accuracy than uniform sampling"
+CLAIM_ACTIVE = "corrupted digits: UCB-OGD's worst-source accuracy is at least that of entropy-based active learning"
 
 PAPER = Paper(
     id="ucb_ogd",
     title="Adaptive Data Collection for Robust Learning Across Multiple Distributions",
-    seed="002_2c1988cfcab16aa4.txt",
-    abstract=2,
     module="icml25.bandits.ucb_ogd",
     anchors=("WILDS GroupDRO", "modAL", "SMPyBandits"),
     default_seeds=tuple(range(20)),
-    known_misses=(CLAIM_DIGITS, CLAIM_ACTIVE),
+    known_misses={
+        CLAIM_DIGITS: "both reach 0.75: the occlusion source caps a linear model (+1.6 points at best offline)",
+        CLAIM_ACTIVE: "0.741 vs 0.754 (sd 0.02 each): within seed noise, the order flips on seeds 0-9",
+    },
 )
 
-# Synthetic task (brief: K = 5, d = 20, one hard source).  conflict = 3: the average-loss minimiser
-# has worst-source loss 0.72 against L* = 0.52 (seed 0), so the sources conflict.
-K_SYN, D_SYN = 5, 20
-# Learner constants shared by all selectors.  RADIUS = 2.5 contains both the minimax and the
-# average-loss minimisers (norms 1.6 and 2.0 on seed 0); ETA0 = R / G with G = E||x|| ~ sqrt(d + 1).
-RADIUS, ETA0 = 2.5, 0.5
-# Log-loss clipped at B = 2 for the bandit feedback; bonus 0.5 * B * sqrt(2 ln t / n_k).  With the
-# untuned bonus B * sqrt(2 ln t / n_k) (bonus_scale = 1, 10 seeds) UCB-OGD still beats uniform
-# (worst loss 0.62 vs 0.72) but gives the hard source a 0.37 share, under the 0.4 threshold of
-# claim 3 of the brief: the confidence radius of [0, B] losses is loose for log-losses.
-LOSS_BOUND, BONUS = 2.0, 0.5
-# Digits: softmax regression on 64 pixels in [0, 1]; G = E||x|| ~ 4, R = 20, eta0 = 2.
-ETA0_DIGITS, RADIUS_DIGITS = 2.0, 20.0
+# Settings and their origin: docs/papers/ucb_ogd.md, "Calibration notes".
+K_SYN, D_SYN, CONFLICT = 5, 20, 3.0  # synthetic task: K sources in d dimensions, one conflicting source
+RADIUS, ETA0 = 2.5, 0.5  # OGD ball radius and step eta0 / sqrt(t), shared by all selectors
+LOSS_BOUND, BONUS = 2.0, 0.5  # log-loss clipped at B for the bandit feedback; bonus 0.5 * B * sqrt(2 ln t / n_k)
+ETA0_DIGITS, RADIUS_DIGITS = 2.0, 20.0  # digits: softmax regression on 64 pixels in [0, 1]
+SYN_NAMES = ("ucb", "uniform", "round_robin", "exp3", "greedy")
+DIG_NAMES = ("ucb", "uniform", "entropy", "margin")
+
+
+def reproduce(run: Run) -> Result:
+    seeds = run.seeds[:3] if run.scale == "smoke" else run.seeds
+    T1 = run.pick(smoke=200, quick=2000, full=2000)
+    horizons = np.array(run.pick(smoke=(50, 100, 200, 400), quick=(250, 500, 1000, 2000, 4000),
+                                 full=(250, 500, 1000, 2000, 4000, 8000, 16000)))
+    T_digits = run.pick(smoke=150, quick=1500, full=1500)
+
+    # Run every seed: the synthetic task (experiments 1 and 2), then the corrupted digits (experiment 3).
+    syn, dig = [], []
+    with single_thread():  # small dense problems: multi-threaded BLAS only adds overhead
+        for i, seed in enumerate(seeds):
+            syn.append(_synthetic(seed, T1, int(horizons[-1])))
+            run.progress((i + 0.5) / len(seeds), f"seed {seed}: synthetic done")
+            dig.append(_digits(seed, T_digits))
+            run.progress((i + 1) / len(seeds), f"seed {seed}: digits done")
+
+    # Regret R_T at every horizon, per seed; its log-log slope from the mean over seeds.
+    regrets = {n: np.array([s[n]["regret"][horizons - 1] for s in syn]) for n in ("ucb", "uniform")}
+    slopes = {n: regret_exponent(horizons, r.mean(axis=0)) for n, r in regrets.items()}
+    scale = np.sqrt(horizons * K_SYN * np.log(horizons))
+
+    claims = [
+        _claim_loss(syn),
+        _claim_round_robin(syn),
+        _claim_share(syn),
+        _claim_slope(slopes),
+        _claim_ratio(regrets, scale),
+        _claim_uniform(slopes),
+        _claim_digits(dig),
+        _claim_active(dig),
+    ]
+    metrics = _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits)
+    worst = metrics["synthetic"]["worst_loss_averaged"]
+    acc = metrics["digits"]["worst_acc_last"]
+    figures = [_figure(run, horizons, regrets, scale, worst, syn, acc, DIG_NAMES, SYN_NAMES, T1, T_digits)]
+    return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+# ----------------------------------------------------------------------------------------------- experiments
 
 
 def _synthetic(seed: int, T1: int, Tmax: int) -> dict:
     """One seed of experiments 1 and 2: exact population losses, L*, regret, final models."""
-    task = make_multisource_logistic(K_SYN, D_SYN, conflict=3.0, seed=seed)
+    task = make_multisource_logistic(K_SYN, D_SYN, conflict=CONFLICT, seed=seed)
     L_star, _ = solve_minimax(
         lambda th: (task.population_losses(th), task.population_grads(th)), np.zeros(D_SYN), radius=RADIUS
     )
@@ -125,8 +158,11 @@ def _digits(seed: int, T: int) -> dict:
     for kind in DIGIT_CORRUPTIONS:
         if kind in ("clean", "rotation"):  # deterministic corruptions: corrupt the pool once
             sources.append(ArraySource(corrupt_digits(split.X_train, kind, rng), split.y_train))
-        else:  # fresh noise / occlusion on every draw
-            fresh = lambda X, r, kind=kind: corrupt_digits(X, kind, r)  # noqa: E731
+        else:  # fresh noise / occlusion on every draw, from the collector's generator
+
+            def fresh(X: np.ndarray, rng: np.random.Generator, kind: str = kind) -> np.ndarray:
+                return corrupt_digits(X, kind, rng)
+
             sources.append(ArraySource(split.X_train, split.y_train, transform=fresh))
     K = len(DIGIT_CORRUPTIONS)
     selectors = {
@@ -159,80 +195,10 @@ def _mean_sd(values: list[float]) -> dict:
     return {"mean": float(a.mean()), "sd": sd, "per_seed": a.tolist()}
 
 
-def reproduce(run: Run) -> Result:
-    seeds = run.seeds[:3] if run.scale == "smoke" else run.seeds
-    T1 = run.pick(smoke=200, quick=2000, full=2000)
-    horizons = np.array(run.pick(smoke=(50, 100, 200, 400), quick=(250, 500, 1000, 2000, 4000),
-                                 full=(250, 500, 1000, 2000, 4000, 8000, 16000)))
-    T_digits = run.pick(smoke=150, quick=1500, full=1500)
-
-    syn, dig = [], []
-    # Small dense problems: multi-threaded BLAS only adds overhead (SLSQP was 70x slower with it).
-    with threadpool_limits(limits=1):
-        for i, seed in enumerate(seeds):
-            syn.append(_synthetic(seed, T1, int(horizons[-1])))
-            run.progress((i + 0.5) / len(seeds), f"seed {seed}: synthetic done")
-            dig.append(_digits(seed, T_digits))
-            run.progress((i + 1) / len(seeds), f"seed {seed}: digits done")
-
-    # Experiment 1: worst-source population loss of the averaged iterate at T1.
-    syn_names = ("ucb", "uniform", "round_robin", "exp3", "greedy")
-    worst = {n: _mean_sd([s[n]["worst_loss_averaged"] for s in syn]) for n in syn_names}
-    worst_last = {n: _mean_sd([s[n]["worst_loss_last"] for s in syn]) for n in syn_names}
-    share = {n: _mean_sd([s[n]["hard_share"] for s in syn]) for n in syn_names}
-    ratio = worst["ucb"]["mean"] / worst["uniform"]["mean"]
-    wins = int(sum(s["ucb"]["worst_loss_averaged"] < s["uniform"]["worst_loss_averaged"] for s in syn))
-
-    # Experiment 2: regret growth, slope of log mean R_T against log T.
-    regrets = {n: np.array([s[n]["regret"][horizons - 1] for s in syn]) for n in ("ucb", "uniform")}
+def _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits) -> dict:
+    worst = {n: _mean_sd([s[n]["worst_loss_averaged"] for s in syn]) for n in SYN_NAMES}
     mean_regret = {n: r.mean(axis=0) for n, r in regrets.items()}
-    slopes = {n: regret_exponent(horizons, m) for n, m in mean_regret.items()}
-    scale = np.sqrt(horizons * K_SYN * np.log(horizons))
-    normalised = mean_regret["ucb"] / scale
-    spread = float(normalised.max() / normalised.min())
-    seed_slopes = {n: [regret_exponent(horizons, r) for r in regrets[n]] for n in regrets}
-
-    # Experiment 3: worst-source accuracy on corrupted digits (last iterate = the practical output).
-    dig_names = ("ucb", "uniform", "entropy", "margin")
-    acc = {n: _mean_sd([d[n]["worst_acc_last"] for d in dig]) for n in dig_names}
-    acc_avg = {n: _mean_sd([d[n]["worst_acc_averaged"] for d in dig]) for n in dig_names}
-    dig_shares = {n: np.mean([d[n]["shares"] for d in dig], axis=0).tolist() for n in dig_names}
-    dig_source_acc = {n: np.mean([d[n]["acc_last"] for d in dig], axis=0).tolist() for n in dig_names}
-
-    figures = [_figure(run, horizons, regrets, scale, worst, syn, acc, dig_names, syn_names, T1, T_digits)]
-
-    claims = [
-        Claim(CLAIM_LOSS, "mean worst-source loss ratio UCB-OGD / uniform <= 0.9",
-              measured=ratio, baseline=worst["uniform"]["mean"], holds=bool(ratio <= 0.9)),
-        Claim(CLAIM_RR, "mean worst-source loss UCB-OGD <= round-robin",
-              measured=worst["ucb"]["mean"], baseline=worst["round_robin"]["mean"],
-              holds=bool(worst["ucb"]["mean"] <= worst["round_robin"]["mean"])),
-        Claim(CLAIM_SHARE, f"hard-source share >= 2 / K = {2 / K_SYN:.2f}",
-              measured=share["ucb"]["mean"], baseline=share["uniform"]["mean"],
-              holds=bool(share["ucb"]["mean"] >= 2 / K_SYN)),
-        Claim(CLAIM_SLOPE, "slope of log R_T vs log T in [0.3, 0.75] (regret O(sqrt(T K ln T)))",
-              measured=slopes["ucb"], baseline=slopes["uniform"], holds=bool(0.3 <= slopes["ucb"] <= 0.75)),
-        Claim(CLAIM_RATIO, "max / min over T of R_T / sqrt(T K ln T) <= 3",
-              measured=spread, baseline=None, holds=bool(spread <= 3.0)),
-        Claim(CLAIM_UNIFORM, "slope of log R_T vs log T of uniform sampling >= 0.9",
-              measured=slopes["uniform"], baseline=slopes["ucb"], holds=bool(slopes["uniform"] >= 0.9)),
-        # Known miss (quick, 20 seeds): 0.75 for both UCB-OGD and uniform.  The worst digit source is
-        # random occlusion, whose accuracy is capped by the linear model: offline logistic regression
-        # (scikit-learn, C = 1, seed 0) on ~7x the budget reaches a worst-source accuracy of 0.784 with
-        # equal source weights and 0.800 with the best weights we tried (occlusion 3x, rotation 2x):
-        # +1.6 points at convergence, less than the +2 asked at T = 1500.  UCB-OGD does move samples
-        # to occlusion and rotation (shares in the metrics) and gains on rotation, not on occlusion.
-        Claim(CLAIM_DIGITS, "worst-source accuracy UCB-OGD >= uniform + 0.02 (mean over seeds)",
-              measured=acc["ucb"]["mean"], baseline=acc["uniform"]["mean"],
-              holds=bool(acc["ucb"]["mean"] >= acc["uniform"]["mean"] + 0.02)),
-        # Known miss (quick, 20 seeds): 0.741 against 0.754 for entropy sampling (sd 0.02 each); on
-        # seeds 0-9 alone the order flipped in our exploration, i.e. the two are within noise.  Entropy
-        # sampling also moves samples to occlusion and rotation (shares in the metrics).
-        Claim(CLAIM_ACTIVE, "worst-source accuracy UCB-OGD >= entropy sampling (mean over seeds)",
-              measured=acc["ucb"]["mean"], baseline=acc["entropy"]["mean"],
-              holds=bool(acc["ucb"]["mean"] >= acc["entropy"]["mean"])),
-    ]
-    metrics = {
+    return {
         "seeds": list(seeds),
         "settings": {"T": T1, "horizons": horizons.tolist(), "T_digits": T_digits, "K": K_SYN, "d": D_SYN,
                      "loss_bound": LOSS_BOUND, "bonus_scale": BONUS, "eta0": ETA0, "radius": RADIUS,
@@ -240,30 +206,144 @@ def reproduce(run: Run) -> Result:
         "synthetic": {
             "L_star": _mean_sd([s["L_star"] for s in syn]),
             "worst_loss_averaged": worst,
-            "worst_loss_last": worst_last,
-            "worst_loss_ratio_ucb_over_uniform": ratio,
-            "seeds_ucb_beats_uniform": wins,
-            "hard_source_share": share,
-            "shares": {n: np.mean([s[n]["shares"] for s in syn], axis=0).tolist() for n in syn_names},
+            "worst_loss_last": {n: _mean_sd([s[n]["worst_loss_last"] for s in syn]) for n in SYN_NAMES},
+            "worst_loss_ratio_ucb_over_uniform": worst["ucb"]["mean"] / worst["uniform"]["mean"],
+            "seeds_ucb_beats_uniform": int(
+                sum(s["ucb"]["worst_loss_averaged"] < s["uniform"]["worst_loss_averaged"] for s in syn)
+            ),
+            "hard_source_share": {n: _mean_sd([s[n]["hard_share"] for s in syn]) for n in SYN_NAMES},
+            "shares": {n: np.mean([s[n]["shares"] for s in syn], axis=0).tolist() for n in SYN_NAMES},
         },
         "regret": {
             "mean": {n: m.tolist() for n, m in mean_regret.items()},
             "per_seed": {n: r.tolist() for n, r in regrets.items()},
             "slope": slopes,
-            "slope_per_seed": seed_slopes,
-            "ucb_over_sqrt_TKlnT": normalised.tolist(),
+            "slope_per_seed": {n: [regret_exponent(horizons, r) for r in regrets[n]] for n in regrets},
+            "ucb_over_sqrt_TKlnT": (mean_regret["ucb"] / scale).tolist(),
         },
         "digits": {
-            "worst_acc_last": acc,
-            "worst_acc_averaged": acc_avg,
-            "shares": dig_shares,
-            "source_acc_last": dig_source_acc,
+            "worst_acc_last": {n: _mean_sd([d[n]["worst_acc_last"] for d in dig]) for n in DIG_NAMES},
+            "worst_acc_averaged": {n: _mean_sd([d[n]["worst_acc_averaged"] for d in dig]) for n in DIG_NAMES},
+            "shares": {n: np.mean([d[n]["shares"] for d in dig], axis=0).tolist() for n in DIG_NAMES},
+            "source_acc_last": {n: np.mean([d[n]["acc_last"] for d in dig], axis=0).tolist() for n in DIG_NAMES},
             "sources": list(DIGIT_CORRUPTIONS),
         },
     }
-    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
+# ---------------------------------------------------------------------------------------------------- claims
+RATE = "minimax regret O(T^1/2 (K ln T)^1/2), optimal up to ln T (abstract)"
+BEATS = "consistent improvements over random sampling and active learning methods (abstract; no number given)"
+
+
+def _per_seed(rows: list[dict], name: str, key: str) -> dict:
+    return summary([r[name][key] for r in rows])
+
+
+def _claim_loss(syn: list[dict]) -> Claim:
+    ucb, uniform = _per_seed(syn, "ucb", "worst_loss_averaged"), _per_seed(syn, "uniform", "worst_loss_averaged")
+    return Claim(
+        text=CLAIM_LOSS,
+        criterion="mean worst-source loss (averaged iterate, T = 2000): UCB-OGD <= 0.9 x uniform",
+        paper=BEATS,
+        measured=ucb,
+        baseline=uniform,
+        holds=bool(ucb["mean"] / uniform["mean"] <= 0.9),
+        kind="finding",
+    )
+
+
+def _claim_round_robin(syn: list[dict]) -> Claim:
+    ucb, rr = _per_seed(syn, "ucb", "worst_loss_averaged"), _per_seed(syn, "round_robin", "worst_loss_averaged")
+    return Claim(
+        text=CLAIM_RR,
+        criterion="mean worst-source loss (averaged iterate): UCB-OGD <= round-robin",
+        paper=None,
+        measured=ucb,
+        baseline=rr,
+        holds=bool(ucb["mean"] <= rr["mean"]),
+        kind="finding",
+    )
+
+
+def _claim_share(syn: list[dict]) -> Claim:
+    ucb, uniform = _per_seed(syn, "ucb", "hard_share"), _per_seed(syn, "uniform", "hard_share")
+    return Claim(
+        text=CLAIM_SHARE,
+        criterion=f"mean share of rounds spent on the hard source >= 2 / K = {2 / K_SYN:.2f}",
+        paper=None,
+        measured=ucb,
+        baseline=uniform,
+        holds=bool(ucb["mean"] >= 2 / K_SYN),
+        kind="finding",
+    )
+
+
+def _claim_slope(slopes: dict) -> Claim:
+    return Claim(
+        text=CLAIM_SLOPE,
+        criterion="slope of log mean R_T against log T in [0.3, 0.75]",
+        paper=RATE,
+        measured=slopes["ucb"],
+        baseline=slopes["uniform"],
+        holds=bool(0.3 <= slopes["ucb"] <= 0.75),
+        kind="finding",
+    )
+
+
+def _claim_ratio(regrets: dict, scale: np.ndarray) -> Claim:
+    normalised = regrets["ucb"].mean(axis=0) / scale
+    spread = float(normalised.max() / normalised.min())
+    return Claim(
+        text=CLAIM_RATIO,
+        criterion="max / min over T of mean R_T / sqrt(T K ln T) <= 3",
+        paper=RATE,
+        measured=spread,
+        baseline=None,
+        holds=bool(spread <= 3.0),
+        kind="finding",
+    )
+
+
+def _claim_uniform(slopes: dict) -> Claim:
+    return Claim(
+        text=CLAIM_UNIFORM,
+        criterion="slope of log mean R_T against log T of uniform sampling >= 0.9",
+        paper=None,
+        measured=slopes["uniform"],
+        baseline=slopes["ucb"],
+        holds=bool(slopes["uniform"] >= 0.9),
+        kind="finding",
+    )
+
+
+def _claim_digits(dig: list[dict]) -> Claim:
+    ucb, uniform = _per_seed(dig, "ucb", "worst_acc_last"), _per_seed(dig, "uniform", "worst_acc_last")
+    return Claim(
+        text=CLAIM_DIGITS,
+        criterion="mean worst-source test accuracy (last iterate, T = 1500): UCB-OGD >= uniform + 0.02",
+        paper=BEATS,
+        measured=ucb,
+        baseline=uniform,
+        holds=bool(ucb["mean"] >= uniform["mean"] + 0.02),
+        kind="finding",
+    )
+
+
+def _claim_active(dig: list[dict]) -> Claim:
+    ucb, entropy = _per_seed(dig, "ucb", "worst_acc_last"), _per_seed(dig, "entropy", "worst_acc_last")
+    return Claim(
+        text=CLAIM_ACTIVE,
+        criterion="mean worst-source test accuracy (last iterate): UCB-OGD >= entropy sampling",
+        paper=BEATS,
+        measured=ucb,
+        baseline=entropy,
+        holds=bool(ucb["mean"] >= entropy["mean"]),
+        kind="finding",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- figure
 def _figure(run, horizons, regrets, scale, worst, syn, acc, dig_names, syn_names, T1, T_digits) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     ax = axes[0]
