@@ -34,7 +34,7 @@ from torch import nn
 
 from icml25.attention.transformer import TransformerBlock, init_gpt_weights
 from icml25.utils.random import Seed, as_generator, seeded
-from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar
+from icml25.utils.validation import check_array, check_callable, check_choice, check_instance, check_scalar
 
 __all__ = [
     "STRATEGIES",
@@ -273,8 +273,7 @@ class ModularTransformer(nn.Module):
             nn.init.normal_(self.extra_token, 0.0, 0.02)
 
     def _check_input(self, x: torch.Tensor) -> None:
-        if not torch.is_tensor(x):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        check_instance(x, "x", torch.Tensor, "a torch.Tensor")
         if x.dim() != 2 or x.shape[1] != self.N:
             raise ValueError(f"x must have shape (batch, {self.N}), got {tuple(x.shape)}")
         if x.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
@@ -476,6 +475,7 @@ def recover_binary_secret(predict_fn: Callable[[np.ndarray], np.ndarray], A: np.
     The guess is accepted if the centred residual ``(A s_hat - b) mod q`` (in (-q/2, q/2]) has standard
     deviation < 2 sigma (<= 2 sigma when sigma = 0).  Returns (guess, accepted).
     """
+    check_callable(predict_fn, "predict_fn")
     q = check_scalar(q, "q", "int", min=2)
     A, b = _check_residues(A, q, "A"), _check_residues(b, q, "b")
     if A.ndim != 2 or b.shape != (A.shape[0],):
