@@ -282,13 +282,14 @@ def geonames_kg(n_cities: int = 1000, seed: Seed = 0,
     return KnowledgeGraph.from_named_triples(city_facts + named)
 
 
-def _as_facts(a: Any, name: str, width: int) -> np.ndarray:
-    """Facts as an ``(n, width)`` int64 array (an empty input gives shape ``(0, width)``)."""
+def _as_facts(a: Any, name: str, widths: tuple[int, ...]) -> np.ndarray:
+    """Facts as an ``(n, w)`` int64 array, ``w`` in ``widths`` (an empty input gives shape ``(0, widths[-1])``)."""
     arr = check_array(a, name)
     if arr.size == 0:
-        return np.zeros((0, width), dtype=np.int64)
-    if arr.ndim != 2 or arr.shape[1] != width:
-        raise ValueError(f"{name} must have shape (n, {width}), got shape {arr.shape}")
+        return np.zeros((0, widths[-1]), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] not in widths:
+        shapes = " or ".join(f"(n, {w})" for w in widths)
+        raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
     if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
         raise ValueError(f"{name} must hold integer ids, got non-integral values")
     return arr.astype(np.int64)
@@ -337,9 +338,7 @@ class CompositionSplits:
     def encode(self, facts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Token sequences of facts: atomic ``[h, r, pad]`` read at position 1, inferred ``[h, r1, r2]``
         read at position 2.  Returns ``(tokens (n, 3), positions (n,), targets (n,))``."""
-        facts = check_array(facts, "facts", dtype=np.int64)
-        if facts.ndim != 2 or facts.shape[1] not in (3, 4):
-            raise ValueError(f"facts must have shape (n, 3) (atomic) or (n, 4) (inferred), got shape {facts.shape}")
+        facts = _as_facts(facts, "facts", (3, 4))
         n, R = len(facts), self.kg.n_relations
         tokens = np.zeros((n, 3), dtype=np.int64)
         tokens[:, 0] = self.entity_token(facts[:, 0])
@@ -532,7 +531,7 @@ def bridge_free_accuracy(train_inferred: np.ndarray, test: np.ndarray) -> float:
     """Accuracy of predicting the majority training tail of each (r1, r2) pair, ignoring the head
     (a label-prior baseline; nan for an empty test set).  ``train_inferred`` and ``test`` are ``(k, 4)``
     rows ``(h, r1, r2, t)``."""
-    train_inferred, test = _as_facts(train_inferred, "train_inferred", 4), _as_facts(test, "test", 4)
+    train_inferred, test = _as_facts(train_inferred, "train_inferred", (4,)), _as_facts(test, "test", (4,))
     if not len(test):
         return float("nan")
     best: dict[tuple[int, int], int] = {}
