@@ -444,3 +444,12 @@ def test_results_jsonl_and_summary(tmp_path, problems):
 
 def test_count_tokens():
     assert count_tokens("assign V000001 = V000002 + 1.") == 7
+
+
+def test_seed_may_be_a_generator():
+    a = generate_symbolic(4, seed=np.random.default_rng(7))
+    b = generate_symbolic(4, seed=np.random.default_rng(7))
+    assert isinstance(a.seed, int) and a.seed >= 0 and a.to_json() == b.to_json()
+    assert generate_symbolic(4, seed=a.seed).to_json() == a.to_json()  # the drawn seed is recorded
+    with pytest.raises(TypeError, match="seed must be an int"):
+        generate_realistic(5, seed=1.5)
