@@ -72,7 +72,7 @@ def test_non_functional_relation_rejected_or_dropped():
 
 
 def test_bad_graph_input():
-    with pytest.raises(ValueError, match="collide with the special tokens"):
+    with pytest.raises(ValueError, match="must not contain the special tokens"):
         KnowledgeGraph([[0, 0, 1]], ["a", "<pad>"], ["r"])
     with pytest.raises(ValueError, match="unique"):
         KnowledgeGraph([[0, 0, 1]], ["a", "a"], ["r"])
@@ -80,10 +80,14 @@ def test_bad_graph_input():
         KnowledgeGraph([[0, 0]], ["a", "b"], ["r"])
     with pytest.raises(ValueError, match="entity ids"):
         KnowledgeGraph([[0, 0, 5]], ["a", "b"], ["r"])
-    with pytest.raises(TypeError, match="integers"):
+    with pytest.raises(TypeError, match="triples must be an integer array"):
         KnowledgeGraph([[0.0, 0.0, 1.0]], ["a", "b"], ["r"])
-    with pytest.raises(ValueError, match="cannot exceed"):
+    with pytest.raises(TypeError, match="entity_names must be a sequence of strings"):
+        KnowledgeGraph([[0, 0, 1]], ["a", 2], ["r"])
+    with pytest.raises(ValueError, match=r"facts_per_entity must be an integer in \[1, 3\]"):
         random_kg(10, 3, 5)
+    with pytest.raises(TypeError, match="n_entities must be an integer"):
+        random_kg(10.0, 3, 2)
 
 
 def test_splits_phi_and_no_leakage():
@@ -111,8 +115,12 @@ def test_phi_too_high_names_the_maximum():
     kg = random_kg(60, 6, 4, seed=0)
     with pytest.raises(ValueError, match="maximum attainable phi is"):
         make_composition_splits(kg, 5.0, seed=0)
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="phi must be a real number"):
         make_composition_splits(kg, -1.0)
+    with pytest.raises(ValueError, match="phi must be a real number >= 0 or 'max'"):
+        make_composition_splits(kg, "min")
+    with pytest.raises(ValueError, match="phi must be a real number"):
+        make_composition_splits(kg, float("nan"))
     with pytest.raises(ValueError, match="ood_frac"):
         make_composition_splits(kg, 1.0, ood_frac=1.5)
     with pytest.raises(TypeError, match="KnowledgeGraph"):
@@ -160,6 +168,10 @@ def test_bridge_free_baseline():
     test = np.array([[9, 0, 1, 5], [8, 0, 1, 6], [7, 1, 1, 7], [6, 1, 0, 7]])
     assert bridge_free_accuracy(train, test) == pytest.approx(0.5)
     assert math.isnan(bridge_free_accuracy(train, np.zeros((0, 4))))
+    with pytest.raises(ValueError, match="test must contain only finite values"):
+        bridge_free_accuracy(train, np.array([[0.0, 0.0, 1.0, np.nan]]))
+    with pytest.raises(ValueError, match=r"test must have shape \(n, 4\)"):
+        bridge_free_accuracy(train, np.zeros((2, 3)))
 
 
 def test_encoding_layout():
@@ -183,11 +195,13 @@ def test_model_shapes_and_errors():
     y[:, 2] = (y[:, 2] + 1) % 20
     pos = torch.ones(5, dtype=torch.long)
     assert torch.allclose(model(x, pos), model(y, pos))
-    with pytest.raises(ValueError, match="integer tensor of shape"):
+    with pytest.raises(TypeError, match="tokens must be an integer tensor"):
         model(torch.randn(5, 3))
-    with pytest.raises(ValueError, match="sequence length"):
+    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, length\)"):
+        model(torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match="tokens must have a length"):
         model(torch.zeros(2, 6, dtype=torch.long))
-    with pytest.raises(ValueError, match="token ids"):
+    with pytest.raises(ValueError, match="tokens must have ids"):
         model(torch.full((2, 3), 20))
     with pytest.raises(ValueError, match="positions must"):
         model(x, torch.zeros(4, dtype=torch.long))
@@ -200,6 +214,14 @@ def test_model_shapes_and_errors():
 def test_same_seed_same_model():
     a, b = TinyGPT(30, 16, 1, 2, seed=4), TinyGPT(30, 16, 1, 2, seed=4)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_seeded_model_and_training_leave_the_global_torch_rng_alone():
+    s = make_composition_splits(random_kg(20, 3, 2, seed=0), 1.0, n_test_min=10, seed=0)
+    state = torch.random.get_rng_state()
+    model = TinyGPT(s.vocab_size, 16, 1, 2, seed=4)
+    train_facts(model, s, steps=2, batch_size=16, eval_every=2, seed=0)
+    assert torch.equal(torch.random.get_rng_state(), state)
 
 
 def test_training_memorises_a_tiny_graph_and_is_deterministic():
@@ -226,11 +248,13 @@ def test_train_bad_input():
     with pytest.raises(ValueError, match="vocab_size"):
         train_facts(small, s, steps=1)
     model = TinyGPT(s.vocab_size, 16, 1, 2)
-    with pytest.raises(ValueError, match="steps must be a positive integer"):
+    with pytest.raises(ValueError, match="steps must be an integer >= 1"):
         train_facts(model, s, steps=0)
-    with pytest.raises(ValueError, match="lr > 0"):
+    with pytest.raises(TypeError, match="steps must be an integer"):
+        train_facts(model, s, steps="10")
+    with pytest.raises(ValueError, match=r"lr must be a real number in \(0, inf\)"):
         train_facts(model, s, steps=1, lr=0.0)
-    with pytest.raises(ValueError, match="grad_clip > 0"):
+    with pytest.raises(ValueError, match=r"grad_clip must be a real number in \(0, inf\)"):
         train_facts(model, s, steps=1, grad_clip=0.0)
     with pytest.raises(TypeError, match="TinyGPT"):
         train_facts(torch.nn.Linear(2, 2), s, steps=1)
@@ -254,7 +278,7 @@ def test_geonames_kg_is_real_and_sparse():
     located = one.triples[one.triples[:, 1] == one.relation_names.index("located_in")]
     assert len(located) == 100 and len(np.unique(located[:, 2])) == 100  # one city per country
     assert one.n_entities < kg.n_entities
-    with pytest.raises(ValueError, match="max_cities_per_country"):
+    with pytest.raises(ValueError, match="max_cities_per_country must be an integer >= 1"):
         geonames_kg(10, max_cities_per_country=0)
 
 

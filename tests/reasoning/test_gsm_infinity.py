@@ -109,10 +109,12 @@ def test_symbolic_statistics_match_the_official_algorithm():
 
 
 def test_symbolic_bad_input():
-    with pytest.raises(ValueError, match="op must be >= 1"):
+    with pytest.raises(ValueError, match="op must be an integer >= 1"):
         generate_symbolic(0, seed=0)
-    with pytest.raises(TypeError, match="op must be an int"):
+    with pytest.raises(TypeError, match="op must be an integer"):
         generate_symbolic(2.5, seed=0)
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        generate_symbolic(3, seed=-1)
     with pytest.raises(ValueError, match="use at least"):
         generate_symbolic(30, target_tokens=50, seed=0)
     with pytest.raises(ValueError, match="not both"):
@@ -164,8 +166,12 @@ def test_make_benchmark_deterministic_and_checked():
     b = make_benchmark("hard", [3, 6], 2, lengths=[0, 700], seed=4, mode="reverse", template="movie")
     assert [p.to_json() for p in a] == [p.to_json() for p in b] and len({p.id for p in a}) == 8
     assert [p.answer for p in a[:4]] == [p.answer for p in a[4:]]  # same cores at every length
-    with pytest.raises(ValueError, match="per_op"):
+    with pytest.raises(ValueError, match="per_op must be an integer >= 1"):
         make_benchmark("medium", [3], 0)
+    with pytest.raises(ValueError, match="ops must have at least 1 entries"):
+        make_benchmark("medium", [], 1)
+    with pytest.raises(TypeError, match=r"ops\[1\] must be an integer"):
+        make_benchmark("medium", [3, "4"], 1)
     with pytest.raises(ValueError, match="only the forward"):
         make_benchmark("symbolic", [3], 1, mode="reverse")
 
@@ -176,7 +182,7 @@ def test_realistic_deterministic():
 
 
 def test_realistic_bad_input():
-    with pytest.raises(ValueError, match="op must be >= 2"):
+    with pytest.raises(ValueError, match="op must be an integer >= 2"):
         generate_realistic(1, seed=0)
     with pytest.raises(ValueError, match="difficulty must be one of"):
         generate_realistic(5, difficulty="easy", seed=0)
@@ -312,7 +318,7 @@ def test_openai_client_faults():
         assert record["correct"] == [False] and "after 2 attempts" in record["error"]
     with pytest.raises(ValueError, match="base_url"):
         OpenAICompatibleClient("localhost:8000", "m")
-    with pytest.raises(ValueError, match="unknown faults"):
+    with pytest.raises(ValueError, match=r"faults\[0\] must be one of"):
         serve_chat_model(oracle, faults=["boom"]).__enter__()
 
 
@@ -370,10 +376,14 @@ def test_auc_first_below_and_pass_at_k():
     assert first_op_below([1, 2, 3], [0.9, 0.4, 0.05], 0.5) == 2 and first_op_below([1, 2], [1, 1], 0.5) is None
     assert pass_at_k(10, 0, 3) == 0.0 and pass_at_k(10, 10, 1) == 1.0 and pass_at_k(5, 1, 1) == pytest.approx(0.2)
     assert pass_at_k(4, 2, 2) == pytest.approx(1 - 1 / 6)
-    with pytest.raises(ValueError, match="c <= n"):
+    with pytest.raises(ValueError, match=r"c must be an integer in \[0, 3\]"):
         pass_at_k(3, 4, 1)
-    with pytest.raises(ValueError, match="equal-length"):
+    with pytest.raises(TypeError, match="k must be an integer"):
+        pass_at_k(3, 1, 1.0)
+    with pytest.raises(ValueError, match="ops and acc must have the same length"):
         auc([1, 2], [1.0])
+    with pytest.raises(ValueError, match="acc must contain only finite values"):
+        auc([1, 2], [1.0, float("nan")])
     slope, _, r2 = log2_slope([1, 2, 4, 8], [1.0, 2.0, 3.0, 4.0])
     assert slope == pytest.approx(1.0) and r2 == pytest.approx(1.0)
 
@@ -434,3 +444,12 @@ def test_results_jsonl_and_summary(tmp_path, problems):
 
 def test_count_tokens():
     assert count_tokens("assign V000001 = V000002 + 1.") == 7
+
+
+def test_seed_may_be_a_generator():
+    a = generate_symbolic(4, seed=np.random.default_rng(7))
+    b = generate_symbolic(4, seed=np.random.default_rng(7))
+    assert isinstance(a.seed, int) and a.seed >= 0 and a.to_json() == b.to_json()
+    assert generate_symbolic(4, seed=a.seed).to_json() == a.to_json()  # the drawn seed is recorded
+    with pytest.raises(TypeError, match="seed must be an int"):
+        generate_realistic(5, seed=1.5)

@@ -34,7 +34,7 @@ def test_nonzero_count_probs_known_values():
 
 def test_sampler_matches_distribution_and_values_uniform():
     N, q = 8, 13
-    x = sample_inputs(200_000, N, q, "inv_sqrt", rng=0)
+    x = sample_inputs(200_000, N, q, "inv_sqrt", seed=0)
     assert x.dtype == np.int64 and x.shape == (200_000, N) and x.min() >= 0 and x.max() < q
     counts = np.bincount((x != 0).sum(1), minlength=N + 1) / len(x)
     assert 0.5 * np.abs(counts - nonzero_count_probs(N, "inv_sqrt")).sum() < 0.01
@@ -45,9 +45,9 @@ def test_sampler_matches_distribution_and_values_uniform():
 
 
 def test_sampler_uniform_and_curriculum_cap():
-    x = sample_inputs(50_000, 4, 5, "uniform", rng=1)
+    x = sample_inputs(50_000, 4, 5, "uniform", seed=1)
     assert stats.chisquare(np.bincount(x.ravel(), minlength=5)).pvalue > 0.001
-    capped = sample_inputs(10_000, 8, 7, "uniform_n", rng=1, max_nonzero=4)
+    capped = sample_inputs(10_000, 8, 7, "uniform_n", seed=1, max_nonzero=4)
     assert (capped != 0).sum(1).max() == 4 and (capped != 0).sum(1).min() == 1
 
 
@@ -91,6 +91,17 @@ def test_lwe_sampler():
 ])
 def test_data_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: sample_inputs(10, 4, 7.0), "q must be an integer"),
+    (lambda: targets(np.array([[1.0, 2.0]]), 7), "x must be an integer array"),
+    (lambda: LWESampler(4, 97, 2, sigma="1"), "sigma must be a real number"),
+    (lambda: sample_inputs(10, 4, 7, seed=-1), "seed must be"),
+])
+def test_data_wrong_types(call, match):
+    with pytest.raises((TypeError, ValueError), match=match):
         call()
 
 
@@ -155,6 +166,13 @@ def test_model_seed_fixes_weights():
     assert torch.equal(a(x), b(x))
 
 
+def test_seeded_model_and_training_leave_the_global_torch_rng_alone():
+    state = torch.random.get_rng_state()
+    model = ModularTransformer(3, 5, hidden=8, n_layers=1, n_heads=1, seed=4)
+    train(model, ModularSumSampler(3, 5, seed=0), steps=2, batch_size=8, warmup=1, seed=0)
+    assert torch.equal(torch.random.get_rng_state(), state)
+
+
 def test_model_bad_input():
     model = ModularTransformer(5, 11, hidden=16, n_layers=1, n_heads=2)
     with pytest.raises(ValueError, match=r"shape \(batch, 5\)"):
@@ -165,6 +183,8 @@ def test_model_bad_input():
         model(torch.full((3, 5), 11))
     with pytest.raises(TypeError, match="torch.Tensor"):
         model(np.zeros((3, 5), dtype=np.int64))
+    with pytest.raises(TypeError, match="z must be a torch.Tensor"):
+        AngularMSE()(np.zeros((4, 2)), torch.zeros(4, 2))
     with pytest.raises(ValueError, match="emb_input"):
         ModularTransformer(5, 11, emb_input="onehot")
 

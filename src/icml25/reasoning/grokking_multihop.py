@@ -44,6 +44,8 @@ from icml25.data.knowledge_graph import (
     make_composition_splits,
     random_kg,
 )
+from icml25.utils.random import Seed, as_generator, seeded, torch_generator
+from icml25.utils.validation import check_choice, check_instance, check_scalar
 
 __all__ = [
     "KnowledgeGraph",
@@ -71,41 +73,51 @@ class TinyGPT(nn.Module):
 
     ``forward(tokens (B, L) long, positions (B,) long or None) -> logits (B, vocab_size)``; with
     ``positions=None`` the last position is read.  Only the query position goes through the head.
+    ``seed`` fixes the initial weights (GPT-2 init) without touching the caller's global torch RNG;
+    ``seed=None`` draws them from the global RNG, as ``nn`` layers do.
     """
 
     def __init__(self, vocab_size: int, d_model: int = 128, n_layers: int = 2, n_heads: int = 4, max_len: int = 4,
-                 d_ff: int | None = None, dropout: float = 0.0, seed: int | None = None) -> None:
+                 d_ff: int | None = None, dropout: float = 0.0, seed: Seed = None) -> None:
         super().__init__()
-        for name, v in (("vocab_size", vocab_size), ("max_len", max_len)):
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        self.vocab_size, self.max_len, self.d_model = vocab_size, max_len, d_model
-        self.tok = nn.Embedding(vocab_size, d_model)
-        self.pos = nn.Embedding(max_len, d_model)
-        self.stack = TransformerStack(n_layers, d_model, n_heads, d_ff, dropout, causal=True)
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.vocab_size = check_scalar(vocab_size, "vocab_size", "int", min=1)
+        self.max_len = check_scalar(max_len, "max_len", "int", min=1)
+        self.d_model = check_scalar(d_model, "d_model", "int", min=1)
+        n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
+        n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
+        # the layers' default initialisation is overwritten below; with a seed it must not advance the caller's RNG
         with torch.random.fork_rng(devices=[]) if seed is not None else nullcontext():
-            if seed is not None:
-                torch.manual_seed(seed)
+            self.tok = nn.Embedding(vocab_size, d_model)
+            self.pos = nn.Embedding(max_len, d_model)
+            self.stack = TransformerStack(n_layers, d_model, n_heads, d_ff, dropout, causal=True)
+            self.head = nn.Linear(d_model, vocab_size, bias=False)
+        with seeded(seed) if seed is not None else nullcontext():
             init_gpt_weights(self, n_layers)
 
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
-        if not isinstance(tokens, torch.Tensor):
-            raise TypeError(f"tokens must be a torch.Tensor, got {type(tokens).__name__}")
-        if tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"tokens must be an integer tensor of shape (batch, length), got {tuple(tokens.shape)} "
-                             f"{tokens.dtype}")
+        check_instance(tokens, "tokens", torch.Tensor, "a torch.Tensor")
+        if tokens.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"tokens must be an integer tensor, got dtype {tokens.dtype}")
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (batch, length), got shape {tuple(tokens.shape)}")
         B, L = tokens.shape
         if not 1 <= L <= self.max_len:
-            raise ValueError(f"sequence length must lie in [1, {self.max_len}], got {L}")
+            raise ValueError(f"tokens must have a length in [1, {self.max_len}], got {L}")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(f"token ids must lie in [0, {self.vocab_size})")
+            raise ValueError(f"tokens must have ids in [0, {self.vocab_size}), "
+                             f"got [{int(tokens.min())}, {int(tokens.max())}]")
         if positions is None:
             positions = torch.full((B,), L - 1, dtype=torch.long, device=tokens.device)
-        elif positions.shape != (B,) or positions.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"positions must be an integer tensor of shape ({B},), got {tuple(positions.shape)}")
-        elif B and (positions.min() < 0 or positions.max() >= L):
-            raise ValueError(f"positions must lie in [0, {L})")
+        else:
+            check_instance(positions, "positions", torch.Tensor, "a torch.Tensor")
+            if positions.dtype not in (torch.int64, torch.int32):
+                raise TypeError(f"positions must be an integer tensor, got dtype {positions.dtype}")
+            if positions.shape != (B,):
+                raise ValueError(f"positions must have shape ({B},), got shape {tuple(positions.shape)}")
+            if B and (positions.min() < 0 or positions.max() >= L):
+                raise ValueError(f"positions must have values in [0, {L}), "
+                                 f"got [{int(positions.min())}, {int(positions.max())}]")
         x = self.tok(tokens) + self.pos(torch.arange(L, device=tokens.device))
         h = self.stack(x)
         return self.head(h[torch.arange(B, device=tokens.device), positions.long()])
@@ -122,8 +134,7 @@ class History:
 
     def final(self, split: str) -> float:
         """Accuracy on ``split`` at the last evaluation."""
-        if split not in self.accuracy:
-            raise ValueError(f"split must be one of {sorted(self.accuracy)}, got {split!r}")
+        check_choice(split, "split", sorted(self.accuracy))
         return self.accuracy[split][-1] if self.accuracy[split] else float("nan")
 
     def to_dict(self) -> dict[str, object]:
@@ -133,8 +144,9 @@ class History:
 
 def steps_to_accuracy(history: History, split: str = "test_id", level: float = 0.9) -> float:
     """First evaluated step at which ``split`` accuracy reaches ``level`` (``inf`` if never)."""
-    if split not in history.accuracy:
-        raise ValueError(f"split must be one of {sorted(history.accuracy)}, got {split!r}")
+    check_instance(history, "history", History)
+    check_choice(split, "split", sorted(history.accuracy))
+    level = check_scalar(level, "level", "real")
     for step, acc in zip(history.steps, history.accuracy[split], strict=True):
         if acc >= level:
             return float(step)
@@ -144,6 +156,9 @@ def steps_to_accuracy(history: History, split: str = "test_id", level: float = 0
 @torch.no_grad()
 def evaluate(model: TinyGPT, splits: CompositionSplits, facts: np.ndarray, batch_size: int = 4096) -> float:
     """Exact-match accuracy of argmax at the query position on ``facts`` (nan if there are none)."""
+    check_instance(model, "model", TinyGPT)
+    check_instance(splits, "splits", CompositionSplits)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     if not len(facts):
         return float("nan")
     device = next(model.parameters()).device
@@ -160,7 +175,7 @@ def evaluate(model: TinyGPT, splits: CompositionSplits, facts: np.ndarray, batch
 
 def train_facts(model: TinyGPT, splits: CompositionSplits, steps: int, batch_size: int = 512, lr: float = 1e-3,
                 weight_decay: float = 0.1, warmup: int = 100, eval_every: int = 250, eval_size: int = 2000,
-                grad_clip: float | None = 1.0, seed: int = 0, history: History | None = None) -> History:
+                grad_clip: float | None = 1.0, seed: Seed = 0, history: History | None = None) -> History:
     """Train on all atomic facts + the training inferred facts (shuffled epochs of ``batch_size``).
 
     Loss: cross-entropy of the target token only.  AdamW (``weight_decay`` on matrices and embeddings,
@@ -168,23 +183,27 @@ def train_facts(model: TinyGPT, splits: CompositionSplits, steps: int, batch_siz
     clipped to norm ``grad_clip`` (1.0, the Hugging Face Trainer default of Wang et al.; None: off).  Every
     ``eval_every`` steps (and at the end) records accuracy on the atomic facts and the training
     inferred facts (random samples of ``eval_size``), ``test_id`` and ``test_ood``.  Tensors are created
-    on the model's device.  Pass a ``history`` to append to it.
+    on the model's device.  Pass a ``history`` to append to it.  ``seed`` drives the evaluation samples and
+    the epoch shuffles (an explicit generator each; the global RNGs are not touched).
     """
-    if not isinstance(model, TinyGPT):
-        raise TypeError(f"model must be a TinyGPT, got {type(model).__name__}")
+    check_instance(model, "model", TinyGPT)
+    check_instance(splits, "splits", CompositionSplits)
     if model.vocab_size < splits.vocab_size:
-        raise ValueError(f"the model's vocab_size ({model.vocab_size}) is smaller than the splits' "
-                         f"({splits.vocab_size}); build the model after augmentation")
-    for name, v in (("steps", steps), ("batch_size", batch_size), ("eval_every", eval_every),
-                    ("eval_size", eval_size)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if lr <= 0 or weight_decay < 0 or warmup < 0 or (grad_clip is not None and grad_clip <= 0):
-        raise ValueError(f"need lr > 0, weight_decay >= 0, warmup >= 0, grad_clip > 0 or None; got {lr}, "
-                         f"{weight_decay}, {warmup}, {grad_clip}")
+        raise ValueError(f"model must have vocab_size >= the splits' {splits.vocab_size} (build it after "
+                         f"augmentation), got {model.vocab_size}")
+    steps, batch_size = check_scalar(steps, "steps", "int", min=1), check_scalar(batch_size, "batch_size", "int", min=1)
+    eval_every = check_scalar(eval_every, "eval_every", "int", min=1)
+    eval_size = check_scalar(eval_size, "eval_size", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    warmup = check_scalar(warmup, "warmup", "int", min=0)
+    if grad_clip is not None:
+        grad_clip = check_scalar(grad_clip, "grad_clip", "real", min=0.0, inclusive="neither")
+    if history is not None:
+        check_instance(history, "history", History)
     device = next(model.parameters()).device
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
+    rng = as_generator(seed)
+    gen = torch_generator(seed)
     tokens, pos, targets = (torch.as_tensor(a, device=device) for a in splits.training_set())
     n = len(tokens)
     evals = {

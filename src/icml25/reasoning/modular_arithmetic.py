@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import numpy as np
 import torch
 from torch import nn
 
 from icml25.attention.transformer import TransformerBlock, init_gpt_weights
-from icml25.utils.random import as_generator
-from icml25.utils.validation import check_scalar
+from icml25.utils.random import Seed, as_generator, seeded
+from icml25.utils.validation import check_array, check_callable, check_choice, check_instance, check_scalar
 
 __all__ = [
     "STRATEGIES",
@@ -61,33 +62,25 @@ __all__ = [
 STRATEGIES = ("inv_sqrt", "uniform_n", "uniform")
 FUNCTIONS = ("sum", "sum_x10", "sum_sq", "sq_sum")
 TAUS = (0.001, 0.002, 0.005, 0.01, 0.05, 0.1)
-COLLAPSE_NORM = 0.2  # the brief's collapse diagnostic: an output point with norm < 0.2
+COLLAPSE_NORM = 0.2  # collapse diagnostic (our choice): an output point with norm < 0.2
 
 
 # ---------------------------------------------------------------------------------------------
 # checks
 # ---------------------------------------------------------------------------------------------
 def _check_problem(N: int, q: int) -> tuple[int, int]:
-    N, q = check_scalar(N, "N", "int", min=1), check_scalar(q, "q", "int", min=2)
-    if q > 2**31:
-        raise ValueError(f"q must be <= 2**31, got {q}")
+    N, q = check_scalar(N, "N", "int", min=1), check_scalar(q, "q", "int", min=2, max=2**31)
     if N * q * q >= 2**63:  # the sq_sum / sum_sq targets square values < q before reducing
         raise ValueError(f"N * q**2 must be < 2**63 to avoid int64 overflow, got N={N}, q={q}")
     return N, q
 
 
-def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
-
-
 def _check_residues(x: np.ndarray, q: int, name: str = "x") -> np.ndarray:
-    x = np.asarray(x)
+    x = check_array(x, name, dtype=None)
     if not np.issubdtype(x.dtype, np.integer):
-        raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
+        raise TypeError(f"{name} must be an integer array, got dtype {x.dtype}")
     if x.size and (x.min() < 0 or x.max() >= q):
-        raise ValueError(f"{name} must hold values in [0, {q}), got range [{x.min()}, {x.max()}]")
+        raise ValueError(f"{name} must have values in [0, {q}), got range [{x.min()}, {x.max()}]")
     return x.astype(np.int64)
 
 
@@ -102,7 +95,7 @@ def nonzero_count_probs(N: int, strategy: str, q: int | None = None) -> np.ndarr
     0..q-1, so n ~ Binomial(N, 1 - 1/q) (needs ``q``).
     """
     N = check_scalar(N, "N", "int", min=1)
-    _check_choice("strategy", strategy, STRATEGIES)
+    check_choice(strategy, "strategy", STRATEGIES)
     n = np.arange(N + 1)
     if strategy == "uniform":
         if q is None:
@@ -117,7 +110,7 @@ def nonzero_count_probs(N: int, strategy: str, q: int | None = None) -> np.ndarr
 
 
 def sample_inputs(n_samples: int, N: int, q: int, strategy: str = "inv_sqrt",
-                  rng: int | np.random.Generator | None = None, max_nonzero: int | None = None) -> np.ndarray:
+                  seed: Seed = None, max_nonzero: int | None = None) -> np.ndarray:
     """Draw ``(n_samples, N)`` int64 inputs in [0, q) from a training distribution (vectorised).
 
     Sparse strategies draw the number n of non-zero entries from :func:`nonzero_count_probs`
@@ -126,8 +119,8 @@ def sample_inputs(n_samples: int, N: int, q: int, strategy: str = "inv_sqrt",
     """
     n_samples = check_scalar(n_samples, "n_samples", "int", min=0)
     N, q = _check_problem(N, q)
-    _check_choice("strategy", strategy, STRATEGIES)
-    rng = as_generator(rng)
+    check_choice(strategy, "strategy", STRATEGIES)
+    rng = as_generator(seed)
     if strategy == "uniform":
         if max_nonzero is not None:
             raise ValueError("max_nonzero applies to the sparse strategies only")
@@ -148,10 +141,8 @@ def targets(x: np.ndarray, q: int, function: str = "sum", secret: np.ndarray | N
 
     ``secret`` (default all ones) weights the terms: with a binary secret this is the LWE form a.s mod q.
     """
-    _check_choice("function", function, FUNCTIONS)
-    x = np.asarray(x)
-    if x.ndim != 2:
-        raise ValueError(f"x must have shape (n_samples, N), got {x.shape}")
+    check_choice(function, "function", FUNCTIONS)
+    x = check_array(x, "x", ndim=2, dtype=None)
     _check_problem(x.shape[1], q)
     x = _check_residues(x, q)
     s = np.ones(x.shape[1], dtype=np.int64) if secret is None else _check_residues(secret, q, "secret")
@@ -175,10 +166,10 @@ class ModularSumSampler:
     """
 
     def __init__(self, N: int, q: int, strategy: str = "inv_sqrt", function: str = "sum",
-                 secret: np.ndarray | None = None, seed: int | np.random.Generator | None = None) -> None:
+                 secret: np.ndarray | None = None, seed: Seed = None) -> None:
         self.N, self.q = _check_problem(N, q)
-        self.strategy = _check_choice("strategy", strategy, STRATEGIES)
-        self.function = _check_choice("function", function, FUNCTIONS)
+        self.strategy = check_choice(strategy, "strategy", STRATEGIES)
+        self.function = check_choice(function, "function", FUNCTIONS)
         self.secret = None if secret is None else _check_residues(secret, self.q, "secret")
         self.rng = as_generator(seed)
 
@@ -195,14 +186,10 @@ class LWESampler:
     """
 
     def __init__(self, n: int, q: int, hamming_weight: int, sigma: float = 3.0,
-                 seed: int | np.random.Generator | None = None) -> None:
+                 seed: Seed = None) -> None:
         self.n, self.q = _check_problem(n, q)
-        self.hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1)
-        if self.hamming_weight > self.n:
-            raise ValueError(f"hamming_weight must be <= n = {self.n}, got {hamming_weight}")
-        if not isinstance(sigma, (int, float)) or not sigma >= 0:
-            raise ValueError(f"sigma must be a number >= 0, got {sigma!r}")
-        self.sigma = float(sigma)
+        self.hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1, max=self.n)
+        self.sigma = check_scalar(sigma, "sigma", "real", min=0.0)
         self.rng = as_generator(seed)
         self.secret = np.zeros(self.n, dtype=np.int64)
         self.secret[self.rng.choice(self.n, self.hamming_weight, replace=False)] = 1
@@ -231,7 +218,8 @@ def from_circle(z: torch.Tensor, q: int) -> torch.Tensor:
     The origin decodes to 0 (atan2(0, 0) = 0); :func:`evaluate` counts such outputs as collapsed.
     """
     q = check_scalar(q, "q", "int", min=2)
-    if not torch.is_tensor(z) or z.shape[-1:] != (2,) or not z.is_floating_point():
+    check_instance(z, "z", torch.Tensor, "a torch.Tensor")
+    if z.shape[-1:] != (2,) or not z.is_floating_point():
         raise ValueError(f"z must be a float tensor of shape (..., 2), got {getattr(z, 'shape', type(z))}")
     angle = torch.remainder(torch.atan2(z[..., 1], z[..., 0]), 2.0 * math.pi)
     return torch.remainder(torch.round(angle * (q / (2.0 * math.pi))).long(), q)
@@ -262,36 +250,36 @@ class ModularTransformer(nn.Module):
 
     def __init__(self, N: int, q: int, hidden: int = 256, n_layers: int = 4, n_heads: int | None = None,
                  emb_input: str = "angular", head: str = "angular", positional: bool = True,
-                 final_norm: bool = False, seed: int | None = None) -> None:
+                 final_norm: bool = False, seed: Seed = None) -> None:
         super().__init__()
         self.N, self.q = _check_problem(N, q)
-        self.emb_input = _check_choice("emb_input", emb_input, ("angular", "token"))
-        self.head = _check_choice("head", head, ("angular", "ce"))
+        self.emb_input = check_choice(emb_input, "emb_input", ("angular", "token"))
+        self.head = check_choice(head, "head", ("angular", "ce"))
         self.hidden = check_scalar(hidden, "hidden", "int", min=1)
         self.n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
-        n_heads = max(1, hidden // 64) if n_heads is None else n_heads
-        self.embed = nn.Linear(2, hidden, bias=False) if emb_input == "angular" else nn.Embedding(q, hidden)
-        self.extra_token = nn.Parameter(torch.zeros(hidden))
-        self.position = nn.Embedding(N, hidden) if positional else None
-        self.blocks = nn.ModuleList(TransformerBlock(hidden, n_heads, bias=False, activation="gelu")
-                                    for _ in range(n_layers))
-        self.norm = nn.LayerNorm(hidden, bias=False) if final_norm else nn.Identity()
-        self.out = nn.Linear(hidden, 2, bias=False) if head == "angular" else nn.Linear(hidden * (N + 1), q, bias=False)
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(seed)
+        n_heads = max(1, hidden // 64) if n_heads is None else check_scalar(n_heads, "n_heads", "int", min=1)
+        # the layers' default initialisation is overwritten below; with a seed it must not advance the caller's RNG
+        with torch.random.fork_rng(devices=[]) if seed is not None else nullcontext():
+            self.embed = nn.Linear(2, hidden, bias=False) if emb_input == "angular" else nn.Embedding(q, hidden)
+            self.extra_token = nn.Parameter(torch.zeros(hidden))
+            self.position = nn.Embedding(N, hidden) if positional else None
+            self.blocks = nn.ModuleList(TransformerBlock(hidden, n_heads, bias=False, activation="gelu")
+                                        for _ in range(n_layers))
+            self.norm = nn.LayerNorm(hidden, bias=False) if final_norm else nn.Identity()
+            self.out = (nn.Linear(hidden, 2, bias=False) if head == "angular"
+                        else nn.Linear(hidden * (N + 1), q, bias=False))
+        with seeded(seed) if seed is not None else nullcontext():
             init_gpt_weights(self, n_layers)
             nn.init.normal_(self.extra_token, 0.0, 0.02)
 
     def _check_input(self, x: torch.Tensor) -> None:
-        if not torch.is_tensor(x):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        check_instance(x, "x", torch.Tensor, "a torch.Tensor")
         if x.dim() != 2 or x.shape[1] != self.N:
             raise ValueError(f"x must have shape (batch, {self.N}), got {tuple(x.shape)}")
         if x.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
             raise TypeError(f"x must be an integer tensor, got {x.dtype}")
         if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.q):
-            raise ValueError(f"x must hold values in [0, {self.q}), got range [{int(x.min())}, {int(x.max())}]")
+            raise ValueError(f"x must have values in [0, {self.q}), got range [{int(x.min())}, {int(x.max())}]")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self._check_input(x)
@@ -310,7 +298,9 @@ class ModularTransformer(nn.Module):
 # losses (Section 5); z = output point (B, 2), t = target point (B, 2)
 # ---------------------------------------------------------------------------------------------
 def _check_points(z: torch.Tensor, t: torch.Tensor) -> None:
-    if not (torch.is_tensor(z) and torch.is_tensor(t)) or z.dim() != 2 or z.shape[1] != 2 or t.shape != z.shape:
+    check_instance(z, "z", torch.Tensor, "a torch.Tensor")
+    check_instance(t, "t", torch.Tensor, "a torch.Tensor")
+    if z.dim() != 2 or z.shape[1] != 2 or t.shape != z.shape:
         raise ValueError(f"z and t must be tensors of the same shape (batch, 2), got "
                          f"{getattr(z, 'shape', type(z))} and {getattr(t, 'shape', type(t))}")
 
@@ -332,11 +322,8 @@ class NormRegularizedAngularLoss(nn.Module):
 
     def __init__(self, alpha: float = 0.1, eps: float = 1e-6) -> None:
         super().__init__()
-        if not isinstance(alpha, (int, float)) or not alpha >= 0:
-            raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
-        if not isinstance(eps, (int, float)) or not eps > 0:
-            raise ValueError(f"eps must be a number > 0, got {eps!r}")
-        self.alpha, self.eps = float(alpha), float(eps)
+        self.alpha = check_scalar(alpha, "alpha", "real", min=0.0)
+        self.eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
 
     def forward(self, z: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         _check_points(z, t)
@@ -357,7 +344,7 @@ class WrappedAngleLoss(nn.Module):
 
 def make_loss(name: str, alpha: float = 0.1) -> nn.Module:
     """Loss by the official name: ``custom`` (alpha), ``MSE``, ``angle`` or ``CE``."""
-    _check_choice("loss", name, ("custom", "MSE", "angle", "CE"))
+    check_choice(name, "loss", ("custom", "MSE", "angle", "CE"))
     return {"custom": lambda: NormRegularizedAngularLoss(alpha), "MSE": AngularMSE, "angle": WrappedAngleLoss,
             "CE": nn.CrossEntropyLoss}[name]()
 
@@ -384,26 +371,33 @@ def _step_loss(model: ModularTransformer, loss_fn: nn.Module, x: torch.Tensor, y
 def train(model: ModularTransformer, sampler: ModularSumSampler, steps: int, batch_size: int = 256,
           lr: float = 1e-3, weight_decay: float = 0.1, warmup: int = 200, loss: str | nn.Module = "custom",
           alpha: float = 0.1, curriculum: str | None = None, clip_grad_norm: float = 0.0, log_every: int = 100,
-          seed: int = 0) -> dict[str, list[float]]:
+          seed: Seed = 0) -> dict[str, list[float]]:
     """Train with AdamW, linear warm-up then cosine decay; data drawn on the fly from ``sampler``.
 
     ``curriculum="easy_all"`` (official ``train_with_cl``): only inputs with <= N/2 non-zeros until the
     running training loss (mean of the last 200 steps, checked every 200 steps) drops below 1e-2.
     ``clip_grad_norm > 0`` clips the gradient norm (the official ``--clip_grad_norm``; 0 disables it).
+    ``seed`` seeds the torch RNG of the training loop (on a fork: the caller's global RNG is left as it was);
+    the data come from ``sampler``'s own generator.
     Returns a history with ``step``, ``loss`` (mean over each ``log_every`` window) and ``switch_step``.
     """
     steps, batch_size = check_scalar(steps, "steps", "int", min=1), check_scalar(batch_size, "batch_size", "int", min=1)
     warmup, log_every = check_scalar(warmup, "warmup", "int", min=0), check_scalar(log_every, "log_every", "int", min=1)
-    if not isinstance(clip_grad_norm, (int, float)) or not clip_grad_norm >= 0:
-        raise ValueError(f"clip_grad_norm must be a number >= 0, got {clip_grad_norm!r}")
-    if curriculum not in (None, "easy_all"):
-        raise ValueError(f"curriculum must be None or 'easy_all', got {curriculum!r}")
+    clip_grad_norm = check_scalar(clip_grad_norm, "clip_grad_norm", "real", min=0.0)
+    check_choice(curriculum, "curriculum", (None, "easy_all"))
     if curriculum and sampler.strategy == "uniform":
         raise ValueError("curriculum='easy_all' needs a sparse sampler strategy")
     if sampler.N != model.N or sampler.q != model.q:
         raise ValueError(f"sampler (N={sampler.N}, q={sampler.q}) does not match model (N={model.N}, q={model.q})")
     loss_fn = make_loss(loss, alpha) if isinstance(loss, str) else loss
-    torch.manual_seed(seed)
+    with seeded(seed):
+        return _train_loop(model, sampler, loss_fn, steps, batch_size, lr, weight_decay, warmup, curriculum,
+                           clip_grad_norm, log_every)
+
+
+def _train_loop(model: ModularTransformer, sampler: ModularSumSampler, loss_fn: nn.Module, steps: int,
+                batch_size: int, lr: float, weight_decay: float, warmup: int, curriculum: str | None,
+                clip_grad_norm: float, log_every: int) -> dict[str, list[float]]:
     device = _device(model)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -453,11 +447,11 @@ def predict(model: ModularTransformer, x: np.ndarray | torch.Tensor,
 
 
 def evaluate(model: ModularTransformer, n_test: int = 5000, taus: tuple[float, ...] = TAUS,
-             function: str = "sum", secret: np.ndarray | None = None, seed: int = 12345) -> dict[str, float]:
+             function: str = "sum", secret: np.ndarray | None = None, seed: Seed = 12345) -> dict[str, float]:
     """Metrics on ``n_test`` uniform test inputs: exact accuracy, tau-accuracies (circular error
     <= tau q), accuracy at error <= max(1, 0.01 q), mean output norm and the collapsed fraction (norm < 0.2)."""
     n_test = check_scalar(n_test, "n_test", "int", min=1)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     x = rng.integers(0, model.q, size=(n_test, model.N), dtype=np.int64)
     y = targets(x, model.q, function, secret)
     pred, norms = predict(model, x)
@@ -481,18 +475,16 @@ def recover_binary_secret(predict_fn: Callable[[np.ndarray], np.ndarray], A: np.
     The guess is accepted if the centred residual ``(A s_hat - b) mod q`` (in (-q/2, q/2]) has standard
     deviation < 2 sigma (<= 2 sigma when sigma = 0).  Returns (guess, accepted).
     """
+    check_callable(predict_fn, "predict_fn")
     q = check_scalar(q, "q", "int", min=2)
     A, b = _check_residues(A, q, "A"), _check_residues(b, q, "b")
     if A.ndim != 2 or b.shape != (A.shape[0],):
         raise ValueError(f"A must have shape (m, n) and b shape (m,), got {A.shape} and {b.shape}")
     m, n = A.shape
-    hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1)
-    if hamming_weight > n:
-        raise ValueError(f"hamming_weight must be <= n = {n}, got {hamming_weight}")
+    hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1, max=n)
     if m < n:
-        raise ValueError(f"need at least n = {n} samples for secret recovery, got {m}")
-    if not isinstance(sigma, (int, float)) or not sigma >= 0:
-        raise ValueError(f"sigma must be a number >= 0, got {sigma!r}")
+        raise ValueError(f"A must have at least n = {n} rows (samples) for secret recovery, got {m}")
+    sigma = check_scalar(sigma, "sigma", "real", min=0.0)
     base = np.asarray(predict_fn(A), dtype=np.int64)
     if base.shape != (m,):
         raise ValueError(f"predict_fn must return shape ({m},), got {base.shape}")

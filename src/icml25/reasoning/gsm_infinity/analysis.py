@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import curve_fit
 
+from icml25.utils.validation import check_array, check_consistent_length, check_scalar
+
 
 def _grid(ops: object, acc: object) -> tuple[np.ndarray, np.ndarray]:
-    x, y = np.asarray(ops, dtype=float), np.asarray(acc, dtype=float)
-    if x.ndim != 1 or x.shape != y.shape or len(x) == 0:
-        raise ValueError(f"ops and acc must be equal-length non-empty 1-D sequences, got {x.shape} and {y.shape}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("ops and acc must be finite")
+    x = check_array(ops, "ops", ndim=1, dtype=float, min_len=1)
+    y = check_array(acc, "acc", ndim=1, dtype=float, min_len=1)
+    check_consistent_length(x, y, names=("ops", "acc"))
     order = np.argsort(x, kind="stable")
     return x[order], y[order]
 
@@ -39,6 +39,7 @@ def auc(ops: object, acc: object) -> float:
 
 def first_op_below(ops: object, acc: object, level: float) -> float | None:
     """The smallest op with accuracy below ``level`` (``None`` if it never drops below)."""
+    level = check_scalar(level, "level", "real")
     x, y = _grid(ops, acc)
     below = np.flatnonzero(y < level)
     return float(x[below[0]]) if len(below) else None
@@ -71,7 +72,7 @@ def fit_sigmoid(ops: object, acc: object, bounded: bool = False) -> CurveFit:
     """
     x, y = _grid(ops, acc)
     if len(x) < (5 if bounded else 3):
-        raise ValueError(f"a sigmoid fit needs at least {5 if bounded else 3} op values")
+        raise ValueError(f"ops must have at least {5 if bounded else 3} entries for a sigmoid fit, got {len(x)}")
     start = first_op_below(x, y, 0.5)
     p0 = (start if start is not None else float(x[-1]), 4.0 / max(float(np.ptp(x)), 1.0))
     if not bounded:
@@ -91,7 +92,7 @@ def fit_exponential(ops: object, acc: object) -> CurveFit:
     """Least-squares fit of ``acc ≈ a exp(-b op)``, the alternative the sigmoid is compared with."""
     x, y = _grid(ops, acc)
     if len(x) < 3:
-        raise ValueError("an exponential fit needs at least 3 op values")
+        raise ValueError(f"ops must have at least 3 entries for an exponential fit, got {len(x)}")
 
     def model(op: np.ndarray, a: float, b: float) -> np.ndarray:
         return a * np.exp(np.clip(-b * op, -60, 60))
@@ -102,11 +103,9 @@ def fit_exponential(ops: object, acc: object) -> CurveFit:
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k from ``n`` samples with ``c`` correct: ``1 - C(n-c, k) / C(n, k)`` (Chen et al., 2021)."""
-    for name, value in (("n", n), ("c", c), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if not (0 <= c <= n and 1 <= k <= n):
-        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    n = check_scalar(n, "n", "int", min=1)
+    c = check_scalar(c, "c", "int", min=0, max=n)
+    k = check_scalar(k, "k", "int", min=1, max=n)
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
@@ -114,11 +113,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def log2_slope(ks: object, values: object) -> tuple[float, float, float]:
     """Regress ``values`` on ``log2 k``: ``(slope, intercept, r2)`` — "exponential compute, linear gain"."""
-    ks = np.asarray(ks, dtype=float)
-    if ks.ndim != 1 or np.any(~np.isfinite(ks)) or np.any(ks < 1):
-        raise ValueError("ks must be a 1-D sequence of values >= 1")
+    ks = check_array(ks, "ks", ndim=1, dtype=float, min_len=2)
+    if np.any(ks < 1):
+        raise ValueError(f"ks must have values >= 1, got min {ks.min():g}")
     x, y = _grid(np.log2(ks), values)
-    if len(x) < 2:
-        raise ValueError("need at least two k values")
     slope, intercept = np.polyfit(x, y, 1)
     return float(slope), float(intercept), _r2(y, slope * x + intercept)

@@ -24,6 +24,7 @@ from icml25.reasoning.gsm_infinity.models.base import as_chat_model
 from icml25.reasoning.gsm_infinity.models.http import ModelRequestError
 from icml25.reasoning.gsm_infinity.problem import Problem, write_jsonl
 from icml25.reasoning.gsm_infinity.scoring import normalize_reply, score
+from icml25.utils.validation import check_callable, check_scalar, check_sequence
 
 
 @dataclass
@@ -133,11 +134,16 @@ def evaluate(model: object, problems: Sequence[Problem], n_samples: int = 1, tem
     a ``ModelRequestError`` (the server refused the request, e.g. a wrong model name) stops the run.
     Problems are never modified; records come back in problem order.
     """
-    for name, value, low in (("n_samples", n_samples, 1), ("max_tokens", max_tokens, 1), ("workers", workers, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
+    max_tokens = check_scalar(max_tokens, "max_tokens", "int", min=1)
+    workers = check_scalar(workers, "workers", "int", min=1)
+    temperature = check_scalar(temperature, "temperature", "real", min=0.0)
+    if extractor is not None:
+        check_callable(extractor, "extractor")
+    problems = check_sequence(problems, "problems")
     if not all(isinstance(p, Problem) for p in problems):
-        raise TypeError("problems must be Problem objects (read_jsonl loads them from a file)")
+        raise TypeError("problems must be a sequence of Problem objects (read_jsonl loads them from a file), got "
+                        f"{sorted({type(p).__name__ for p in problems})}")
     chat = as_chat_model(model)
 
     def run(problem: Problem) -> dict:

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from icml25.utils.validation import check_callable
+
 SCHEMA_VERSION = "gsm_infinity/problem/v1"
 SUBSETS = ("symbolic", "medium", "hard")
 MODES = ("forward", "reverse")
@@ -31,9 +33,7 @@ def resolve_tokenizer(tokenizer: Callable[[str], int] | None) -> Callable[[str],
     """Return ``tokenizer`` (checked to be callable) or the default regex counter."""
     if tokenizer is None:
         return count_tokens
-    if not callable(tokenizer):
-        raise TypeError(f"tokenizer must be a callable str -> int, got {type(tokenizer).__name__}")
-    return tokenizer
+    return check_callable(tokenizer, "tokenizer")
 
 
 @dataclass

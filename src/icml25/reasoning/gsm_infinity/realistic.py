@@ -21,8 +21,9 @@ from icml25.reasoning.gsm_infinity.length import fit_noise
 from icml25.reasoning.gsm_infinity.problem import Problem, resolve_tokenizer
 from icml25.reasoning.gsm_infinity.renderer import phrase, realistic_prompt, render_realistic_statement
 from icml25.reasoning.gsm_infinity.solver import SolverError, check, solve_realistic
-from icml25.reasoning.gsm_infinity.symbolic import _check_int
 from icml25.reasoning.gsm_infinity.words import TEMPLATES
+from icml25.utils.random import Seed, int_seed
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
 
 DIFFICULTIES = ("medium", "hard")
 MIN_OP = 2
@@ -292,7 +293,7 @@ class _NoiseStream:
 
 def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forward", template: str = "zoo",
                        n_noise: int | None = None, target_tokens: int | None = None,
-                       tokenizer: Callable[[str], int] | None = None, seed: int = 0, max_attempts: int = 10_000,
+                       tokenizer: Callable[[str], int] | None = None, seed: Seed = 0, max_attempts: int = 10_000,
                        number_range: int = 5, max_value: int = 10**6, few_shot: bool = True,
                        stats: dict | None = None) -> Problem:
     """One Medium (two layers, implicit sums) or Hard (three layers, implicit products) problem.
@@ -304,24 +305,25 @@ def generate_realistic(op: int, *, difficulty: str = "medium", mode: str = "forw
     the hidden quantity enters linearly with a non-zero coefficient).  Pass a dict as ``stats`` to get
     ``attempts`` (core graphs drawn) back, i.e. the acceptance rate ``1 / attempts``.  Noise (``n_noise``
     statements or a ``target_tokens`` length) is added to the fixed core, so the answer is the same at every length.
+    ``seed`` is an int >= 0 (recorded in the problem), or a NumPy Generator / ``None`` from which one is drawn.
     """
-    _check_int("op", op, MIN_OP)
-    _check_int("seed", seed, -(2**63))
-    _check_int("max_attempts", max_attempts, 1)
-    _check_int("number_range", number_range, 2)
-    _check_int("max_value", max_value, 1)
-    if difficulty not in DIFFICULTIES:
-        raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
-    if mode not in ("forward", "reverse"):
-        raise ValueError(f"mode must be 'forward' or 'reverse', got {mode!r}")
-    if template not in TEMPLATES:
-        raise ValueError(f"template must be one of {tuple(TEMPLATES)}, got {template!r}")
+    op = check_scalar(op, "op", "int", min=MIN_OP)
+    seed = int_seed(seed)
+    max_attempts = check_scalar(max_attempts, "max_attempts", "int", min=1)
+    number_range = check_scalar(number_range, "number_range", "int", min=2)
+    max_value = check_scalar(max_value, "max_value", "int", min=1)
+    check_choice(difficulty, "difficulty", DIFFICULTIES)
+    check_choice(mode, "mode", ("forward", "reverse"))
+    check_choice(template, "template", tuple(TEMPLATES))
+    check_bool(few_shot, "few_shot")
+    if stats is not None:
+        check_instance(stats, "stats", dict)
     if n_noise is not None and target_tokens is not None:
         raise ValueError("give n_noise or target_tokens, not both")
     if n_noise is not None:
-        _check_int("n_noise", n_noise, 0)
+        n_noise = check_scalar(n_noise, "n_noise", "int", min=0)
     if target_tokens is not None:
-        _check_int("target_tokens", target_tokens, 1)
+        target_tokens = check_scalar(target_tokens, "target_tokens", "int", min=1)
     count = resolve_tokenizer(tokenizer)
     words, hard = TEMPLATES[template], difficulty == "hard"
     rng = random.Random(seed)

@@ -13,6 +13,7 @@ from fractions import Fraction
 import networkx as nx
 
 from icml25.reasoning.gsm_infinity.problem import Problem
+from icml25.utils.validation import check_choice
 
 RNG = "RNG"
 
@@ -119,8 +120,7 @@ def solve_realistic(equations: list[dict], query: str, mode: str = "forward") ->
     sum of in-degrees over the quantities the answer depends on (a constant is one dependency; the
     hidden quantity counts its one hidden constant).  Raises ``SolverError`` if undetermined.
     """
-    if mode not in ("forward", "reverse"):
-        raise ValueError(f"mode must be 'forward' or 'reverse', got {mode!r}")
+    check_choice(mode, "mode", ("forward", "reverse"))
     defs: dict[str, dict] = {}
     givens: list[dict] = []
     mentioned: set[str] = {query}

@@ -9,17 +9,11 @@ from icml25.reasoning.gsm_infinity.length import fit_noise
 from icml25.reasoning.gsm_infinity.problem import Problem, resolve_tokenizer
 from icml25.reasoning.gsm_infinity.renderer import render_symbolic_statement, symbolic_prompt
 from icml25.reasoning.gsm_infinity.solver import check
+from icml25.utils.random import Seed, int_seed
+from icml25.utils.validation import check_scalar
 
 NAME_POOL = 10**6
 EDGE_OPS = ("copy", "add", "sub")
-
-
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return value
 
 
 def _tree(names: list[str], rng: random.Random, root_value: int | None) -> list[dict]:
@@ -87,7 +81,7 @@ class _NoiseStream:
 
 
 def generate_symbolic(op: int, *, n_noise: int | None = None, target_tokens: int | None = None,
-                      tokenizer: Callable[[str], int] | None = None, seed: int = 0) -> Problem:
+                      tokenizer: Callable[[str], int] | None = None, seed: Seed = 0) -> Problem:
     """One Symbolic problem with exactly ``op`` core assignments (Sec. 3.1 of the paper).
 
     The core is a random tree over ``op`` variables: the root is assigned ``U{0..10}``, every other
@@ -96,16 +90,17 @@ def generate_symbolic(op: int, *, n_noise: int | None = None, target_tokens: int
     change.  Give ``n_noise`` or ``target_tokens`` (then ``n_noise`` is fitted with ``tokenizer``,
     default: the regex counter).  The question asks which derivable variables equal a value drawn
     from the core values; the answer is that set.  Core and noise use separate seeded streams, so
-    the same ``seed`` gives the same core and answer at every length.
+    the same ``seed`` gives the same core and answer at every length.  ``seed`` is an int >= 0 (recorded in the
+    problem), or a NumPy Generator / ``None`` from which one is drawn.
     """
-    _check_int("op", op, 1)
-    _check_int("seed", seed, -(2**63))
+    op = check_scalar(op, "op", "int", min=1)
+    seed = int_seed(seed)
     if n_noise is not None and target_tokens is not None:
         raise ValueError("give n_noise or target_tokens, not both")
     if n_noise is not None:
-        _check_int("n_noise", n_noise, 0)
+        n_noise = check_scalar(n_noise, "n_noise", "int", min=0)
     if target_tokens is not None:
-        _check_int("target_tokens", target_tokens, 1)
+        target_tokens = check_scalar(target_tokens, "target_tokens", "int", min=1)
     if op + (n_noise or 0) + 1 > NAME_POOL // 2:
         raise ValueError(f"op + n_noise + 1 must be <= {NAME_POOL // 2} (half the V000000-V999999 name pool), "
                          f"got {op + (n_noise or 0) + 1}")

@@ -6,6 +6,8 @@ import inspect
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from icml25.utils.validation import check_bool, check_callable
+
 
 @runtime_checkable
 class ChatModel(Protocol):
@@ -31,9 +33,7 @@ class CallableModel:
     """
 
     def __init__(self, fn: Callable[..., object], *, messages: bool = False) -> None:
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        self.fn, self.messages = fn, messages
+        self.fn, self.messages = check_callable(fn, "fn"), check_bool(messages, "messages")
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):

@@ -7,6 +7,8 @@ import time
 import urllib.error
 import urllib.request
 
+from icml25.utils.validation import check_instance, check_scalar
+
 
 class ModelRequestError(RuntimeError):
     """The server rejected the request (4xx other than 429): fail fast, with the server's message."""
@@ -26,12 +28,17 @@ class OpenAICompatibleClient:
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120.0,
                  max_retries: int = 5, backoff: float = 1.0, extra_body: dict | None = None) -> None:
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        check_instance(base_url, "base_url", str, "a URL string")
+        if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
-        if not isinstance(model, str) or not model:
-            raise ValueError("model must be a non-empty string")
-        if timeout <= 0 or backoff < 0 or isinstance(max_retries, bool) or max_retries < 0:
-            raise ValueError("timeout must be > 0, backoff >= 0 and max_retries >= 0")
+        check_instance(model, "model", str, "a model name string")
+        if not model:
+            raise ValueError("model must be a non-empty string, got ''")
+        if api_key is not None:
+            check_instance(api_key, "api_key", str, "a string or None")
+        timeout = check_scalar(timeout, "timeout", "real", min=0.0, inclusive="neither")
+        max_retries = check_scalar(max_retries, "max_retries", "int", min=0)
+        backoff = check_scalar(backoff, "backoff", "real", min=0.0)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.api_key, self.timeout = model, api_key, timeout
         self.max_retries, self.backoff, self.extra_body = max_retries, backoff, dict(extra_body or {})

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from icml25.reasoning.gsm_infinity.models.base import ChatModel, as_chat_model
+from icml25.utils.validation import check_choice, check_scalar
 
 FAULTS = ("malformed", "no_choices", "500", "429", "400", "slow")
 
@@ -24,9 +25,9 @@ class ChatServer:
     """A running server: ``base_url`` (``http://127.0.0.1:<port>/v1``), ``requests`` served, ``close()``."""
 
     def __init__(self, model: ChatModel, faults: list[str] | None = None, slow_seconds: float = 1.0) -> None:
-        bad = [f for f in faults or [] if f not in FAULTS]
-        if bad:
-            raise ValueError(f"unknown faults {bad}; allowed: {FAULTS}")
+        for i, fault in enumerate(faults or []):
+            check_choice(fault, f"faults[{i}]", FAULTS)
+        slow_seconds = check_scalar(slow_seconds, "slow_seconds", "real", min=0.0)
         self.model = as_chat_model(model)
         self.faults = list(faults or [])
         self.slow_seconds = slow_seconds

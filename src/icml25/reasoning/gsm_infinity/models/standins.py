@@ -16,6 +16,8 @@ from scipy import sparse
 from icml25.reasoning.gsm_infinity.models.base import prompt_of
 from icml25.reasoning.gsm_infinity.problem import Problem
 from icml25.reasoning.gsm_infinity.solver import SolverError, solve_realistic, solve_symbolic
+from icml25.utils.random import Seed, int_seed
+from icml25.utils.validation import check_bool, check_scalar, check_sequence
 
 _WORD = re.compile(r"\w+")
 UNKNOWN = "I cannot determine the answer."
@@ -23,9 +25,7 @@ UNKNOWN = "I cannot determine the answer."
 
 class _LookupModel:
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = {p.prompt: p for p in problems}
-        if not self.problems:
-            raise ValueError("problems must not be empty")
+        self.problems = {p.prompt: p for p in check_sequence(problems, "problems", min_len=1)}
 
     def _problem(self, messages: list[dict]) -> Problem | None:
         return self.problems.get(prompt_of(messages))
@@ -45,7 +45,7 @@ class OracleModel(_LookupModel):
 
     def __init__(self, problems: list[Problem], solver: bool = False) -> None:
         super().__init__(problems)
-        self.solver = solver
+        self.solver = check_bool(solver, "solver")
 
     def answer(self, problem: Problem, sample: int) -> str:
         if not self.solver:
@@ -104,9 +104,7 @@ class RAGModel(_LookupModel):
 
     def __init__(self, problems: list[Problem], k: int = 8) -> None:
         super().__init__(problems)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
-        self.k = k
+        self.k = check_scalar(k, "k", "int", min=1)
 
     def retrieve(self, problem: Problem) -> list[int]:
         """Indices of the retrieved statements."""
@@ -142,9 +140,9 @@ def _wrong(problem: Problem, rng: random.Random) -> str:
 class RandomGuessModel(_LookupModel):
     """Chance floor: a random set of 1-3 context variables, or a random number from the context."""
 
-    def __init__(self, problems: list[Problem], seed: int = 0) -> None:
+    def __init__(self, problems: list[Problem], seed: Seed = 0) -> None:
         super().__init__(problems)
-        self.seed = seed
+        self.seed = int_seed(seed)
 
     def answer(self, problem: Problem, sample: int) -> str:
         rng = random.Random(f"{self.seed}:{problem.id}:{sample}")
@@ -162,10 +160,11 @@ class SigmoidModel(_LookupModel):
     curve), which makes pass@k differ from the i.i.d. formula; ``success_probability`` exposes it.
     """
 
-    def __init__(self, problems: list[Problem], op50: float = 12.0, k: float = 0.5, seed: int = 0,
+    def __init__(self, problems: list[Problem], op50: float = 12.0, k: float = 0.5, seed: Seed = 0,
                  per_problem: bool = False) -> None:
         super().__init__(problems)
-        self.op50, self.k, self.seed, self.per_problem = op50, k, seed, per_problem
+        self.op50, self.k = check_scalar(op50, "op50", "real"), check_scalar(k, "k", "real")
+        self.seed, self.per_problem = int_seed(seed), check_bool(per_problem, "per_problem")
 
     def success_probability(self, problem: Problem) -> float:
         """This model's probability of answering ``problem`` correctly."""
