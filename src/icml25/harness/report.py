@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -170,20 +171,22 @@ def docs_link(root: Path, pid: str) -> str:
     return target.replace(os.sep, "/") + "#calibration-notes"
 
 
-def provenance(record: dict[str, Any]) -> dict[str, str]:
-    """Where and how a record was computed, as strings (``"not recorded"`` for what old records lack)."""
+def provenance(record: dict[str, Any]) -> str:
+    """Where and how a record was computed, in one line; says what an older record did not record."""
     machine = record.get("machine") or {}
     versions = record.get("versions") or {}
-    seeds = record.get("seeds", [])
-    return {
-        "seeds": f"{len(seeds)} ({', '.join(map(str, seeds))})",
-        "seconds": f"{record['seconds']:.1f} s",
-        "commit": (record.get("git") or "not recorded")[:12] + ("-dirty" if "dirty" in (record.get("git") or "") else ""),
-        "date": record.get("date") or "not recorded",
-        "machine": f"{machine['cpu']}, {machine['cores']} cores" if machine else "not recorded",
-        "command": record.get("command") or "not recorded",
-        "versions": ", ".join(f"{k} {v}" for k, v in versions.items()) or "not recorded",
+    git = record.get("git")
+    known = {
+        "seeds": f"seeds {', '.join(map(str, record.get('seeds', [])))}, {record['seconds']:.1f} s",
+        "commit": f"commit {git[:12]}{'-dirty' if git.endswith('-dirty') else ''}" if git else None,
+        "date": record.get("date"),
+        "machine": f"{machine.get('cpu', '?')}, {machine.get('cores', '?')} cores" if machine else None,
+        "command": f"`{record['command']}`" if record.get("command") else None,
+        "versions": ", ".join(f"{k} {v}" for k, v in versions.items()) or None,
     }
+    missing = [name for name, text in known.items() if text is None]
+    line = "; ".join(text for text in known.values() if text is not None)
+    return line + (f" (not recorded: {', '.join(missing)})" if missing else "")
 
 
 def figures(record: dict[str, Any], root: Path) -> list[tuple[Path, str]]:
@@ -289,9 +292,7 @@ def _markdown(sections: list[Section], root: Path, generated: str) -> str:
                     out.append("| " + " | ".join(cells) + " |")
             out.append("")
         for scale in scales:
-            p = provenance(records[scale])
-            out.append(f"- {scale}: {p['seeds']} seeds, {p['seconds']}, commit `{p['commit']}`, {p['date']}, "
-                       f"{p['machine']}; `{p['command']}`; {p['versions']}")
+            out.append(f"- {scale}: {provenance(records[scale])}")
         out.append("")
         for scale in scales:
             shown = figures(records[scale], root)
@@ -404,10 +405,9 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
             parts.append("</table>")
         parts.append("<ul class='prov'>")
         for scale in scales:
-            p = provenance(records[scale])
-            parts.append(f"<li><b>{scale}</b>: {esc(p['seeds'])} seeds, {esc(p['seconds'])}, commit "
-                         f"<code>{esc(p['commit'])}</code>, {esc(p['date'])}, {esc(p['machine'])}; "
-                         f"<code>{esc(p['command'])}</code>; {esc(p['versions'])}</li>")
+            line = esc(provenance(records[scale]))
+            line = re.sub(r"`([^`]*)`", r"<code>\1</code>", line)
+            parts.append(f"<li><b>{scale}</b>: {line}</li>")
         parts.append("</ul>")
         for scale in scales:
             shown = figures(records[scale], root)
