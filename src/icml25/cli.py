@@ -13,7 +13,6 @@ import importlib
 import json
 import re
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -367,7 +366,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``icml25`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    start = time.perf_counter()
     try:
         first = next((a for a in argv if not a.startswith("-")), None)
         args = build_parser(registered=first not in BUILTIN).parse_args(argv)
@@ -382,8 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"icml25: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        print(f"icml25: interrupted after {time.perf_counter() - start:.0f} s; finished results are stored, "
-              "rerun to resume", file=sys.stderr)
+        print("icml25: interrupted; finished results are stored, rerun to resume", file=sys.stderr)
         return 130
 
 

@@ -105,7 +105,7 @@ def collect(root: Path, warn: Callable[[str], None] | None = default_warn) -> li
 
 def is_summary(value: Any) -> bool:
     """Whether ``value`` is a :func:`icml25.harness.stats.summary` over seeds."""
-    return isinstance(value, dict) and SUMMARY_KEYS <= set(value)
+    return isinstance(value, dict) and set(value) >= SUMMARY_KEYS
 
 
 def number(value: Any) -> str:
@@ -310,7 +310,8 @@ def _md_verdict(claim: dict | None, misses: dict[str, str], root: Path, pid: str
         return ""
     word, reason = verdict(claim, misses)
     if word == "known miss":
-        return f"[known miss]({docs_link(root, pid)}): {_md(reason)}" if reason else f"[known miss]({docs_link(root, pid)})"
+        link = f"[known miss]({docs_link(root, pid)})"
+        return f"{link}: {_md(reason)}" if reason else link
     return "holds" if word == "holds" else "**fails**"
 
 
@@ -392,8 +393,9 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
                 cells = [f"<td>{esc(row['text'])}</td><td>{esc(row['paper'] or '–')}</td>"
                          f"<td>{esc(row['criterion'])}</td>"]
                 for i, scale in enumerate(scales):
+                    shown = _html_verdict(row.get(scale), misses, root, entry.id)
                     cells.append(f"<td class='num'>{esc(values[2 * i])}</td><td class='num'>"
-                                 f"{esc(values[2 * i + 1])}</td>{_html_verdict(row.get(scale), misses, root, entry.id)}")
+                                 f"{esc(values[2 * i + 1])}</td>{shown}")
                 parts.append("<tr>" + "".join(cells) + "</tr>")
                 for name in _names(row, scales):
                     values = _cells(row, scales, name)
