@@ -204,7 +204,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(f"[red]Broken[/]: {entry.import_error}", soft_wrap=True)
         return EXIT_FAILED
     paper = entry.paper
-    console.print(f"\n[bold]Library[/]: {paper.module}   anchors: {', '.join(paper.anchors) or '-'}", markup=True)
+    console.print(f"\n[bold]Library[/]: {paper.module}   anchors: {', '.join(paper.anchors) or '-'}", soft_wrap=True)
     for scale, path, record in _stored(args.out, entry):
         when = record.get("date") or "date not recorded"
         console.print(f"\n[bold]Stored {scale} result[/] ({path}; {record['seconds']:.1f} s, seeds {record['seeds']}, "
