@@ -150,6 +150,7 @@ def test_report_screenshot_in_headless_chromium(results, tmp_path):
     shot = tmp_path / "report.png"
     done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,1600",
+                           "--virtual-time-budget=3000",
                            f"--screenshot={shot}", html_path.resolve().as_uri()],
                           capture_output=True, text=True, timeout=120)
     assert shot.is_file(), done.stderr[-500:]

@@ -199,43 +199,73 @@ def figures(record: dict[str, Any], root: Path) -> list[tuple[Path, str]]:
     return out
 
 
-def _claim_table(sections_records: dict[str, dict], kind: str) -> list[dict[str, Any]]:
-    """Rows of one kind: ``{"text", "paper", "criterion", scale: claim}`` merged across scales by text."""
-    rows: dict[str, dict[str, Any]] = {}
-    for scale, record in sections_records.items():
-        for claim in map(normalize_claim, record["claims"]):
-            if claim["kind"] != kind:
-                continue
-            row = rows.setdefault(claim["text"], {"text": claim["text"], "paper": claim["paper"],
-                                                  "criterion": claim["criterion"]})
-            row["paper"] = row["paper"] or claim["paper"]
-            row[scale] = claim
-    return list(rows.values())
+@dataclass
+class Row:
+    """One line of a claims table: a claim (``sub=False``) or one named value of a dict metric.
+
+    ``values`` holds ours and the baseline's per scale; ``verdicts`` one ``(word, reason)`` per
+    scale (``None`` where the scale has no such claim, and on sub-rows).
+    """
+
+    label: str
+    paper: str = ""
+    criterion: str = ""
+    values: list[str] = field(default_factory=list)
+    verdicts: list[tuple[str, str] | None] = field(default_factory=list)
+    sub: bool = False
 
 
-def _names(row: dict[str, Any], scales: Iterable[str]) -> list[str]:
-    names: dict[str, None] = {}
+def claim_rows(records: dict[str, dict], kind: str, scales: list[str], misses: dict[str, str]) -> list[Row]:
+    """The rows of a paper's table of findings or checks, its claims merged across scales by text."""
+    merged: dict[str, dict[str, Any]] = {}
     for scale in scales:
-        claim = row.get(scale)
-        for key in ("measured", "baseline"):
-            for name in (sub_rows(claim[key]) or {}) if claim else {}:
-                names.setdefault(name)
-    return list(names)
+        for claim in map(normalize_claim, records[scale]["claims"]):
+            if claim["kind"] == kind:
+                row = merged.setdefault(claim["text"], {"paper": None, "criterion": claim["criterion"]})
+                row["paper"] = row["paper"] or claim["paper"]
+                row[scale] = claim
+    rows = []
+    for text, row in merged.items():
+        claims = [row.get(scale) for scale in scales]
+        values = [short_value(c[key]) if c is not None and sub_rows(c[key]) is None else ""
+                  for c in claims for key in ("measured", "baseline")]
+        rows.append(Row(text, row["paper"] or "–", row["criterion"], values,
+                        [verdict(c, misses) if c is not None else None for c in claims]))
+        names = dict.fromkeys(name for c in claims if c is not None for key in ("measured", "baseline")
+                              for name in sub_rows(c[key]) or {})
+        for name in names:
+            values = []
+            for c in claims:
+                for key in ("measured", "baseline"):
+                    parts = sub_rows(c[key]) if c is not None else None
+                    values.append(short_value(parts[name]) if parts is not None and name in parts else "")
+            rows.append(Row(name, values=values, verdicts=[None] * len(scales), sub=True))
+    return rows
 
 
-def _cells(row: dict[str, Any], scales: Iterable[str], name: str | None) -> list[str]:
-    """The ours/baseline cells of a claim row (``name=None``) or of one of its named sub-rows."""
-    cells = []
-    for scale in scales:
-        claim = row.get(scale)
-        for key in ("measured", "baseline"):
-            value = claim[key] if claim else None
-            parts = sub_rows(value)
-            if name is None:
-                cells.append("" if claim is None or parts is not None else short_value(value))
-            else:
-                cells.append(short_value(parts.get(name)) if parts is not None and name in parts else "")
-    return cells
+def _byline(entry: Entry) -> str:
+    return f"{entry.authors or 'authors unknown'}. {entry.venue}."
+
+
+def _intro(generated: str, root: Path) -> str:
+    entries = list(catalogue().values())
+    return (f"Generated {generated} from the results in {root}. {sum(e.implemented for e in entries)} of "
+            f"{len(entries)} papers are implemented. Only findings (comparisons the data could refute) count as "
+            "claims reproduced; checks are exactness or accounting properties that hold by construction. "
+            "Smoke runs only prove the pipeline runs and are not shown.")
+
+
+SUMMARY_HEAD = ("scale", "papers", "findings holding", "known misses", "failing", "checks holding")
+
+
+def _summary_cells(sections: list[Section], scale: str) -> list[str]:
+    t = tally(sections, scale)
+    findings = t["holds"] + t["known miss"] + t["fails"]
+    return [scale, str(t["papers"]), f"{t['holds']}/{findings}", str(t["known miss"]), str(t["fails"]),
+            f"{t['checks holding']}/{t['checks']}"]
+
+
+KINDS = (("finding", "Findings"), ("check", "Checks"))
 
 
 # ---------------------------------------------------------------- markdown
@@ -245,55 +275,43 @@ def _md(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _md_verdict(shown: tuple[str, str] | None, link: str) -> str:
+    if shown is None:
+        return ""
+    word, reason = shown
+    if word == "known miss":
+        return f"[known miss]({link})" + (f": {_md(reason)}" if reason else "")
+    return "holds" if word == "holds" else "**fails**"
+
+
 def _markdown(sections: list[Section], root: Path, generated: str) -> str:
-    entries = list(catalogue().values())
-    out = ["# icml25 reproduction report", "",
-           f"Generated {generated} from the results in `{root}`. {sum(e.implemented for e in entries)} of "
-           f"{len(entries)} papers are implemented. Only findings (comparisons the data could refute) count as "
-           "claims reproduced; checks are exactness or accounting properties that hold by construction. "
-           "Smoke runs only prove the pipeline runs and are not shown.", "",
-           "| scale | papers | findings holding | known misses | failing | checks holding |",
-           "| --- | --- | --- | --- | --- | --- |"]
-    for scale in EVIDENCE:
-        t = tally(sections, scale)
-        findings = t["holds"] + t["known miss"] + t["fails"]
-        out.append(f"| {scale} | {t['papers']} | {t['holds']}/{findings} | {t['known miss']} | {t['fails']} | "
-                   f"{t['checks holding']}/{t['checks']} |")
+    out = ["# icml25 reproduction report", "", _intro(generated, root), "",
+           "| " + " | ".join(SUMMARY_HEAD) + " |", "|" + " --- |" * len(SUMMARY_HEAD)]
+    out += ["| " + " | ".join(_summary_cells(sections, scale)) + " |" for scale in EVIDENCE]
     out.append("")
     if not any(s.records for s in sections):
         out += ["No stored quick or full results yet: run `icml25 reproduce` first.", ""]
     for section in sections:
-        if not section.records:
-            continue
         entry, records = section.entry, section.records
+        if not records:
+            continue
         scales = [s for s in EVIDENCE if s in records]
-        out += [f"## {entry.id}: {entry.title}", "", _md(_byline(entry)), ""]
-        misses = entry.known_misses
-        for kind, heading in (("finding", "Findings"), ("check", "Checks")):
-            rows = _claim_table(records, kind)
+        link = docs_link(root, entry.id)
+        out += [f"## {entry.id}: {entry.title}", "", _md(f"{_byline(entry)} {entry.url or 'No public link.'}"), ""]
+        for kind, heading in KINDS:
+            rows = claim_rows(records, kind, scales, entry.known_misses)
             if not rows:
                 continue
             head = ["claim", "paper reports", "criterion"]
-            for scale in scales:
-                head += [f"{scale}: ours", f"{scale}: baseline", f"{scale}: verdict"]
+            head += [f"{scale}: {col}" for scale in scales for col in ("ours", "baseline", "verdict")]
             out += [f"**{heading}**", "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
             for row in rows:
-                cells = [_md(row["text"]), _md(row["paper"] or "–"), _md(row["criterion"])]
-                values = _cells(row, scales, None)
-                for i, scale in enumerate(scales):
-                    cells += [_md(values[2 * i]), _md(values[2 * i + 1]), _md_verdict(row.get(scale), misses,
-                                                                                      root, entry.id)]
+                cells = [f"↳ {_md(row.label)}" if row.sub else _md(row.label), _md(row.paper), _md(row.criterion)]
+                for i, shown in enumerate(row.verdicts):
+                    cells += [_md(row.values[2 * i]), _md(row.values[2 * i + 1]), _md_verdict(shown, link)]
                 out.append("| " + " | ".join(cells) + " |")
-                for name in _names(row, scales):
-                    values = _cells(row, scales, name)
-                    cells = [f"↳ {_md(name)}", "", ""]
-                    for i in range(len(scales)):
-                        cells += [_md(values[2 * i]), _md(values[2 * i + 1]), ""]
-                    out.append("| " + " | ".join(cells) + " |")
             out.append("")
-        for scale in scales:
-            out.append(f"- {scale}: {provenance(records[scale])}")
-        out.append("")
+        out += [f"- {scale}: {provenance(records[scale])}" for scale in scales] + [""]
         for scale in scales:
             shown = figures(records[scale], root)
             for path, title in shown:
@@ -305,22 +323,6 @@ def _markdown(sections: list[Section], root: Path, generated: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_verdict(claim: dict | None, misses: dict[str, str], root: Path, pid: str) -> str:
-    if claim is None:
-        return ""
-    word, reason = verdict(claim, misses)
-    if word == "known miss":
-        link = f"[known miss]({docs_link(root, pid)})"
-        return f"{link}: {_md(reason)}" if reason else link
-    return "holds" if word == "holds" else "**fails**"
-
-
-def _byline(entry: Entry) -> str:
-    authors = entry.authors or "authors unknown"
-    link = entry.url or "no public link"
-    return f"{authors}. {entry.venue}. {link}"
-
-
 # ---------------------------------------------------------------- HTML
 
 STYLE = (
@@ -330,41 +332,32 @@ STYLE = (
     "td.num{font-variant-numeric:tabular-nums;white-space:nowrap}tr.sub td{color:#555;font-size:13px}"
     "tr.sub td:first-child{padding-left:1.6em}.holds{color:#070}.fails{color:#b00;font-weight:bold}"
     ".miss{color:#a60}.prov{font-size:13px;color:#444}.prov code{font-size:12px}"
-    "figure{display:inline-block;margin:6px;max-width:48%;vertical-align:top}figure img{max-width:100%;"
+    "figure{display:inline-block;margin:6px;max-width:100%;vertical-align:top}figure img{max-width:100%;"
     "border:1px solid #eee}figcaption{font-size:13px;color:#333}.byline{color:#444}"
 )
 
 
-def _html_verdict(claim: dict | None, misses: dict[str, str], root: Path, pid: str) -> str:
-    esc = html.escape
-    if claim is None:
+def _html_verdict(shown: tuple[str, str] | None, link: str) -> str:
+    if shown is None:
         return "<td></td>"
-    word, reason = verdict(claim, misses)
+    word, reason = shown
     if word == "holds":
         return "<td class='holds'>holds</td>"
     if word == "fails":
         return "<td class='fails'>fails</td>"
-    tail = f": {esc(reason)}" if reason else ""
-    return f"<td class='miss'><a href='{esc(docs_link(root, pid))}'>known miss</a>{tail}</td>"
+    tail = f": {html.escape(reason)}" if reason else ""
+    return f"<td class='miss'><a href='{html.escape(link)}'>known miss</a>{tail}</td>"
 
 
 def _html(sections: list[Section], root: Path, generated: str) -> str:
     esc = html.escape
-    entries = list(catalogue().values())
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>icml25 reproduction report</title>",
              f"<style>{STYLE}</style></head><body><h1>icml25 reproduction report</h1>",
-             f"<p>Generated {esc(generated)} from the results in <code>{esc(str(root))}</code>. "
-             f"{sum(e.implemented for e in entries)} of {len(entries)} papers are implemented. Only findings "
-             "(comparisons the data could refute) count as claims reproduced; checks are exactness or accounting "
-             "properties that hold by construction. Smoke runs only prove the pipeline runs and are not shown.</p>",
-             "<table id='summary'><tr><th>scale</th><th>papers</th><th>findings holding</th><th>known misses</th>"
-             "<th>failing</th><th>checks holding</th></tr>"]
+             f"<p>{esc(_intro(generated, root))}</p>", "<table id='summary'><tr>"
+             + "".join(f"<th>{h}</th>" for h in SUMMARY_HEAD) + "</tr>"]
     for scale in EVIDENCE:
-        t = tally(sections, scale)
-        findings = t["holds"] + t["known miss"] + t["fails"]
-        parts.append(f"<tr><td>{scale}</td><td class='num'>{t['papers']}</td><td class='num'>{t['holds']}/{findings}"
-                     f"</td><td class='num'>{t['known miss']}</td><td class='num'>{t['fails']}</td>"
-                     f"<td class='num'>{t['checks holding']}/{t['checks']}</td></tr>")
+        cells = _summary_cells(sections, scale)
+        parts.append(f"<tr><td>{cells[0]}</td>" + "".join(f"<td class='num'>{c}</td>" for c in cells[1:]) + "</tr>")
     parts.append("</table>")
     if not any(s.records for s in sections):
         parts.append("<p>No stored quick or full results yet: run <code>icml25 reproduce</code> first.</p>")
@@ -372,16 +365,16 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
         links = " · ".join(f"<a href='#{s.entry.id}'>{esc(s.entry.id)}</a>" for s in sections if s.records)
         parts.append(f"<p>{links}</p>")
     for section in sections:
-        if not section.records:
-            continue
         entry, records = section.entry, section.records
+        if not records:
+            continue
         scales = [s for s in EVIDENCE if s in records]
-        link = f"<a href='{esc(entry.url)}'>{esc(entry.url)}</a>" if entry.url else "no public link"
+        link = docs_link(root, entry.id)
+        url = f"<a href='{esc(entry.url)}'>{esc(entry.url)}</a>" if entry.url else "No public link."
         parts.append(f"<section id='{entry.id}'><h2>{esc(entry.id)}: {esc(entry.title)}</h2>"
-                     f"<p class='byline'>{esc(entry.authors or 'authors unknown')}. {esc(entry.venue)}. {link}</p>")
-        misses = entry.known_misses
-        for kind, heading in (("finding", "Findings"), ("check", "Checks")):
-            rows = _claim_table(records, kind)
+                     f"<p class='byline'>{esc(_byline(entry))} {url}</p>")
+        for kind, heading in KINDS:
+            rows = claim_rows(records, kind, scales, entry.known_misses)
             if not rows:
                 continue
             parts.append(f"<h3>{heading}</h3><table class='{kind}s'><tr><th rowspan='2'>claim</th>"
@@ -389,26 +382,16 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
                          + "".join(f"<th colspan='3'>{scale}</th>" for scale in scales) + "</tr><tr>"
                          + "<th>ours</th><th>baseline</th><th>verdict</th>" * len(scales) + "</tr>")
             for row in rows:
-                values = _cells(row, scales, None)
-                cells = [f"<td>{esc(row['text'])}</td><td>{esc(row['paper'] or '–')}</td>"
-                         f"<td>{esc(row['criterion'])}</td>"]
-                for i, scale in enumerate(scales):
-                    shown = _html_verdict(row.get(scale), misses, root, entry.id)
-                    cells.append(f"<td class='num'>{esc(values[2 * i])}</td><td class='num'>"
-                                 f"{esc(values[2 * i + 1])}</td>{shown}")
-                parts.append("<tr>" + "".join(cells) + "</tr>")
-                for name in _names(row, scales):
-                    values = _cells(row, scales, name)
-                    cells = [f"<td>↳ {esc(name)}</td><td></td><td></td>"]
-                    for i in range(len(scales)):
-                        cells.append(f"<td class='num'>{esc(values[2 * i])}</td><td class='num'>"
-                                     f"{esc(values[2 * i + 1])}</td><td></td>")
-                    parts.append("<tr class='sub'>" + "".join(cells) + "</tr>")
+                label = f"↳ {esc(row.label)}" if row.sub else esc(row.label)
+                cells = [f"<td>{label}</td><td>{esc(row.paper)}</td><td>{esc(row.criterion)}</td>"]
+                for i, shown in enumerate(row.verdicts):
+                    cells.append(f"<td class='num'>{esc(row.values[2 * i])}</td><td class='num'>"
+                                 f"{esc(row.values[2 * i + 1])}</td>{_html_verdict(shown, link)}")
+                parts.append(f"<tr{' class=sub' if row.sub else ''}>" + "".join(cells) + "</tr>")
             parts.append("</table>")
         parts.append("<ul class='prov'>")
         for scale in scales:
-            line = esc(provenance(records[scale]))
-            line = re.sub(r"`([^`]*)`", r"<code>\1</code>", line)
+            line = re.sub(r"`([^`]*)`", r"<code>\1</code>", esc(provenance(records[scale])))
             parts.append(f"<li><b>{scale}</b>: {line}</li>")
         parts.append("</ul>")
         for scale in scales:
@@ -416,9 +399,9 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
             for path, title in shown:
                 if path.is_file():
                     data = base64.b64encode(path.read_bytes()).decode("ascii")
-                    caption = f"{title} ({scale} scale, {len(records[scale]['seeds'])} seeds)"
-                    parts.append(f"<figure><img alt='{esc(caption)}' src='data:image/png;base64,{data}'>"
-                                 f"<figcaption>{esc(caption)}</figcaption></figure>")
+                    caption = esc(f"{title} ({scale} scale, {len(records[scale]['seeds'])} seeds)")
+                    parts.append(f"<figure><img alt='{caption}' src='data:image/png;base64,{data}'>"
+                                 f"<figcaption>{caption}</figcaption></figure>")
             if records[scale]["figures"] and not any(path.is_file() for path, _ in shown):
                 parts.append(f"<p class='prov'>The {scale}-scale figures were not stored with this result.</p>")
         parts.append("</section>")
