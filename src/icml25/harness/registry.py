@@ -14,6 +14,7 @@ import difflib
 import importlib
 import importlib.util
 import json
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -51,8 +52,17 @@ def declared(path: Path) -> dict[str, Any]:
 
     Arguments that are not literals (a name, a call) are left out; :meth:`Entry.load` gives the real ``Paper``.
     """
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
+    text = path.read_text(encoding="utf-8")
+    start = text.find("\nPAPER = Paper(")
+    tree = None
+    if start >= 0:  # parse only the assignment (fast): it ends at the first line after which it parses
+        for end in (m.end() for m in re.finditer(r"\)[ \t]*(#[^\n]*)?\n", text[start:])):
+            try:
+                tree = ast.parse(text[start + 1:start + end])
+                break
+            except SyntaxError:
+                continue
+    for node in (tree or ast.parse(text, filename=str(path))).body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         if (isinstance(value, ast.Call) and getattr(value.func, "id", None) == "Paper"
