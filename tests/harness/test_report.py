@@ -99,7 +99,7 @@ def test_html_report_reads_as_a_person_sees_it(results):
     md, html_path = write_report(results)
     page = parse(html_path)
     assert "\\|" not in page.visible and "A beats B | by far" in page.visible
-    assert {"fa", "fb", "summary"} <= page.ids
+    assert {"fa", "fb", "summary", "provenance"} <= page.ids
     # every stored figure embedded, captioned by its title and scale (quick and full of fa, quick of fb)
     assert len(page.images) == 3 and all(img["src"].startswith("data:image/png;base64,") for img in page.images)
     assert "Error against n (quick scale, 3 seeds)" in page.visible

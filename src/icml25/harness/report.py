@@ -255,6 +255,33 @@ def _intro(generated: str, root: Path) -> str:
             "Smoke runs only prove the pipeline runs and are not shown.")
 
 
+PROVENANCE_HEAD = ("scale", "commits", "machines", "dates", "versions")
+
+
+def _provenance_cells(sections: list[Section], scale: str) -> list[str] | None:
+    """Where one scale's records come from, all papers together (distinct values; counts in brackets)."""
+    records = [s.records[scale] for s in sections if scale in s.records]
+    if not records:
+        return None
+
+    def distinct(values: list[str | None]) -> str:
+        counts: dict[str, int] = {}
+        for value in values:
+            counts[value or "not recorded"] = counts.get(value or "not recorded", 0) + 1
+        return ", ".join(f"{v} ({n})" if len(counts) > 1 else v for v, n in counts.items())
+
+    machines = [f"{r['machine']['cpu']}, {r['machine']['cores']} cores" if r.get("machine") else None
+                for r in records]
+    dates = sorted(r["date"][:10] for r in records if r.get("date"))
+    libraries: dict[str, set[str]] = {}
+    for r in records:
+        for name, version in (r.get("versions") or {}).items():
+            libraries.setdefault(name, set()).add(version)
+    versions = ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in libraries.items())
+    return [scale, distinct([(r.get("git") or "")[:12] or None for r in records]), distinct(machines),
+            f"{dates[0]} to {dates[-1]}" if dates else "not recorded", versions or "not recorded"]
+
+
 SUMMARY_HEAD = ("scale", "papers", "findings holding", "known misses", "failing", "checks holding")
 
 
@@ -288,6 +315,11 @@ def _markdown(sections: list[Section], root: Path, generated: str) -> str:
     out = ["# icml25 reproduction report", "", _intro(generated, root), "",
            "| " + " | ".join(SUMMARY_HEAD) + " |", "|" + " --- |" * len(SUMMARY_HEAD)]
     out += ["| " + " | ".join(_summary_cells(sections, scale)) + " |" for scale in EVIDENCE]
+    origins = [c for c in (_provenance_cells(sections, scale) for scale in EVIDENCE) if c is not None]
+    if origins:
+        out += ["", "Provenance (each paper's exact command is under its tables):", "",
+                "| " + " | ".join(PROVENANCE_HEAD) + " |", "|" + " --- |" * len(PROVENANCE_HEAD)]
+        out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in origins]
     out.append("")
     if not any(s.records for s in sections):
         out += ["No stored quick or full results yet: run `icml25 reproduce` first.", ""]
@@ -359,6 +391,12 @@ def _html(sections: list[Section], root: Path, generated: str) -> str:
         cells = _summary_cells(sections, scale)
         parts.append(f"<tr><td>{cells[0]}</td>" + "".join(f"<td class='num'>{c}</td>" for c in cells[1:]) + "</tr>")
     parts.append("</table>")
+    origins = [c for c in (_provenance_cells(sections, scale) for scale in EVIDENCE) if c is not None]
+    if origins:
+        parts.append("<p>Provenance (each paper's exact command is under its tables):</p><table id='provenance'><tr>"
+                     + "".join(f"<th>{h}</th>" for h in PROVENANCE_HEAD) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td class='prov'>{esc(c)}</td>" for c in cells) + "</tr>" for cells in origins]
+        parts.append("</table>")
     if not any(s.records for s in sections):
         parts.append("<p>No stored quick or full results yet: run <code>icml25 reproduce</code> first.</p>")
     else:

@@ -163,9 +163,10 @@ class _TitledRun(Run):
 
 def figure_title(fig: Any) -> str:
     """A matplotlib figure's title: its suptitle, else its axes' titles joined by "; "."""
-    suptitle = getattr(fig, "_suptitle", None)
-    if suptitle is not None and suptitle.get_text().strip():
-        return " ".join(suptitle.get_text().split())
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else getattr(fig, "_suptitle", None) or ""
+    suptitle = suptitle if isinstance(suptitle, str) else suptitle.get_text()
+    if suptitle.strip():
+        return " ".join(suptitle.split())
     titles = [" ".join(ax.get_title().split()) for ax in getattr(fig, "axes", [])]
     return "; ".join(t for t in titles if t)
 
