@@ -12,6 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# The keys every result record has; records the runner writes now also carry "command" (the
+# `icml25 reproduce` line that gives them again), "machine" ({"cpu", "cores", "os"}), "date" (UTC,
+# ISO 8601) and "figure_titles" ({figure path: title}); older records lack them and stay readable.
 RESULT_KEYS = ("paper", "scale", "seeds", "metrics", "claims", "figures", "seconds", "versions", "git")
 
 
