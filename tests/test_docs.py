@@ -9,19 +9,28 @@ import matplotlib
 import pytest
 
 from icml25.harness.registry import catalogue
-from icml25.harness.report import catalogue_markdown
+from icml25.harness.report import catalogue_markdown, readme_headline
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- papers:begin -->", "<!-- papers:end -->"
-IMPLEMENTED = [e.id for e in catalogue().values() if e.status == "implemented"]
+IMPLEMENTED = [e.id for e in catalogue().values() if e.implemented]
 
 
 def test_readme_table_matches_registry():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split(BEGIN, 1)[1].split(END, 1)[0].strip() + "\n"
     assert table == catalogue_markdown(catalogue().values()), (
-        "README.md's table drifted: paste `icml25 list --format markdown` between the markers")
+        "README.md's table drifted: run `python3 tasks.py readme`")
+    assert readme.splitlines()[0] + "\n" == readme_headline(catalogue().values()), (
+        "README.md's first line drifted: run `python3 tasks.py readme`")
+
+
+def test_readme_commands_work_in_a_new_shell():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert ".venv/bin/icml25 " in readme and "pip install icml25[" not in readme
+    assert "pip install -e '.[ray]'" in readme
+    assert "brief" not in readme.lower()
 
 
 def test_readme_opens_with_the_two_setup_commands():

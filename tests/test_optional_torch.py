@@ -9,8 +9,7 @@ import pytest
 
 from icml25.harness.registry import catalogue
 
-WITHOUT_TORCH = [e.paper.module for e in catalogue().values()
-                 if e.status == "implemented" and "torch" not in e.paper.extras]
+WITHOUT_TORCH = [e.declared["module"] for e in catalogue().values() if e.implemented and "torch" not in e.extras]
 
 BLOCK_TORCH = """
 import importlib, sys

@@ -28,10 +28,10 @@ MARKER_ENV = "ICML25_FAKE_MARKER_DIR"
 def entry(reproduce, pid: str, seeds=(0, 1)) -> Entry:
     """A registry entry whose reproduction is ``reproduce`` (results under ``<root>/<pid>/``)."""
     module = types.SimpleNamespace(
-        PAPER=Paper(id=pid, title=f"fake {pid}", seed="s.txt", abstract=1, module="m", default_seeds=seeds),
+        PAPER=Paper(id=pid, title=f"fake {pid}", module="m", default_seeds=seeds),
         reproduce=reproduce,
     )
-    return Entry(id=pid, title=f"fake {pid}", short_title=pid, field="test", seed="s.txt", abstract_index=1,
+    return Entry(id=pid, title=f"fake {pid}", short_title=pid, field="test",
                  abstract="a fake paper", module=module)
 
 

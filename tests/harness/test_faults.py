@@ -184,7 +184,7 @@ def test_an_unwritable_results_folder_is_one_line(how, tmp_path, monkeypatch, ca
 def test_corrupt_and_foreign_json_are_reported_and_skipped(tmp_path, monkeypatch, capsys):
     entries = [fakes.entry(fakes.good, "fa"), fakes.entry(fakes.good, "fc")]
     use_fakes(monkeypatch, entries)
-    run_paper(entries[1], "smoke", root=tmp_path)
+    run_paper(entries[1], "quick", root=tmp_path)
     corrupt = result_path(tmp_path, "fa", "smoke")
     corrupt.parent.mkdir(parents=True)
     corrupt.write_text('{"paper": "fa", "sca')
@@ -198,7 +198,7 @@ def test_corrupt_and_foreign_json_are_reported_and_skipped(tmp_path, monkeypatch
     assert f"icml25: warning: {corrupt}: not a readable JSON file" in err
     assert f"icml25: warning: {foreign}: JSON that is not an icml25 result record; skipped" in err
     assert f"icml25: warning: {stray}: not the result of a registered paper" in err
-    assert "| `fc` | smoke | 1/1 |" in (tmp_path / "report.md").read_text()
+    assert "## fc: fake fc" in (tmp_path / "report.md").read_text()
     # resume logic: the corrupt file is reported, the paper reruns and its result replaces the file
     assert cli.main(["reproduce", "fa", "fc", "--scale", "smoke", "--out", str(tmp_path)]) == 0
     assert f"{corrupt}: not a readable JSON file" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import types
 from pathlib import Path
 
@@ -14,26 +15,27 @@ import numpy as np
 import pytest
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.registry import Entry, catalogue, closest, lookup
-from icml25.harness.report import catalogue_markdown, write_report
+from icml25.harness.registry import EXTRA_MODULES, Entry, catalogue, closest, declared, implemented, lookup
+from icml25.harness.report import catalogue_markdown
 from icml25.harness.runner import run_paper
 from icml25.harness.store import load_result, result_path, write_json_atomic
 from icml25.harness.timing import interleaved_seconds, median_seconds
 
 
-def fake_entry(reproduce, pid="cross_conformal", seeds=(0, 1)) -> Entry:
-    row = dict(lookup(pid).__dict__)
-    row.pop("module"), row.pop("import_error")
+def fake_entry(reproduce, pid="cross_conformal", seeds=(0, 1), known_misses=None) -> Entry:
+    real = lookup(pid)
     module = types.SimpleNamespace(
-        PAPER=Paper(id=pid, title="t", seed="s.txt", abstract=1, module="m", default_seeds=seeds),
+        PAPER=Paper(id=pid, title="t", module="m", default_seeds=seeds, known_misses=known_misses or {}),
         reproduce=reproduce,
     )
-    return Entry(**row, module=module)
+    return Entry(real.id, real.title, real.short_title, real.field, authors=real.authors, venue=real.venue,
+                 arxiv=real.arxiv, url=real.url, abstract=real.abstract, module=module)
 
 
 def good_reproduce(run: Run) -> Result:
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
+    ax.set_title("a line")
     name = run.savefig(fig, "line")
     rng = np.random.default_rng(run.seeds[0])
     value = float(rng.normal())
@@ -41,20 +43,39 @@ def good_reproduce(run: Run) -> Result:
                   claims=[Claim("x beats y", "x < y", 1.0, 2.0, holds=True)], figures=[name])
 
 
-def test_catalogue_has_all_38_papers_with_abstracts():
+def test_catalogue_has_all_38_papers_with_abstracts_and_citations():
     entries = catalogue()
     assert len(entries) == 38
-    assert all(e.abstract and e.field and e.title for e in entries.values())
+    assert all(e.abstract and e.field and e.title and e.venue.startswith("ICML 2025") for e in entries.values())
     assert {e.status for e in entries.values()} <= {"implemented", "planned"}
+    for e in entries.values():
+        if e.arxiv is not None:
+            assert re.fullmatch(r"\d{4}\.\d{5}", e.arxiv) and e.url == f"https://arxiv.org/abs/{e.arxiv}"
+        assert e.url is None or e.url.startswith("https://")
+    assert sum(e.arxiv is None for e in entries.values()) >= 3
+    assert entries["rep_codegen"].authors is None and entries["ultratwd"].authors.startswith("Fangchen Yu")
+    assert "muZEsBQzlA" in entries["tmvml"].url and "PMLR 267:72837-72852" in entries["ultratwd"].venue
 
 
-def test_implemented_papers_declare_matching_paper_metadata():
-    for entry in catalogue().values():
-        if entry.module is not None:
-            paper = entry.paper
-            assert paper.id == entry.id
-            assert (paper.seed, paper.abstract) == (entry.seed, entry.abstract_index)
-            assert callable(entry.module.reproduce)
+def test_the_literal_paper_arguments_read_without_import_match_the_imported_paper():
+    for entry in implemented():
+        assert entry.status == "implemented", entry.import_error
+        paper = entry.paper
+        assert paper.id == entry.id and callable(entry.module.reproduce)
+        for name, value in declared(entry.source).items():
+            got = getattr(paper, name)
+            if name == "known_misses":  # the old tuple form becomes a mapping
+                assert set(got) == set(value) and entry.known_misses == dict(got), entry.id
+                continue
+            assert (tuple(got) if isinstance(got, tuple) else got) == (
+                tuple(value) if isinstance(value, (list, tuple)) else value), (entry.id, name)
+
+
+def test_every_extra_of_pyproject_names_its_modules():
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = {line.split("=")[0].strip() for line in section.splitlines() if "=" in line}
+    assert extras - {"all", "dev"} == set(EXTRA_MODULES)
 
 
 def test_lookup_unknown_id_names_closest():
@@ -65,7 +86,7 @@ def test_lookup_unknown_id_names_closest():
 
 def test_paper_and_run_validation():
     with pytest.raises(ValueError, match="identifier"):
-        Paper(id="bad-id", title="t", seed="s", abstract=1, module="m")
+        Paper(id="bad-id", title="t", module="m")
     with pytest.raises(ValueError, match="scale"):
         Run(scale="huge", seeds=(0,), out=".")
     with pytest.raises(ValueError, match="seeds"):
@@ -82,7 +103,11 @@ def test_run_stores_atomically_and_resumes(tmp_path):
     assert stored["seeds"] == [0, 1] and stored["metrics"]["array"] == [0, 1, 2]
     assert stored["claims"][0]["holds"] is True
     assert (tmp_path / stored["figures"][0]).is_file()
-    assert set(stored) >= {"paper", "scale", "seeds", "metrics", "claims", "figures", "seconds", "versions", "git"}
+    assert set(stored) >= {"paper", "scale", "seeds", "metrics", "claims", "figures", "seconds", "versions", "git",
+                           "command", "machine", "date", "figure_titles"}
+    assert stored["command"] == "icml25 reproduce cross_conformal --scale smoke"
+    assert stored["machine"]["cores"] >= 1 and stored["machine"]["cpu"]
+    assert stored["figure_titles"] == {stored["figures"][0]: "a line"}
     second = run_paper(entry, "smoke", root=tmp_path)
     assert second.status == "skipped" and second.record["metrics"] == stored["metrics"]
     third = run_paper(entry, "smoke", root=tmp_path, force=True)
@@ -120,7 +145,7 @@ def test_invalid_scale_and_seed_count(tmp_path):
     entry = fake_entry(good_reproduce)
     with pytest.raises(ValueError, match="scale"):
         run_paper(entry, "huge", root=tmp_path)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="n_seeds must be an integer >= 1, got 0"):
         run_paper(entry, "smoke", root=tmp_path, n_seeds=0)
 
 
@@ -149,16 +174,6 @@ def test_claim_serialises_numpy_and_nonfinite():
     json.dumps(data, allow_nan=False)
 
 
-def test_report_embeds_figures_and_claims(tmp_path, monkeypatch):
-    entry = fake_entry(good_reproduce)
-    run_paper(entry, "quick", root=tmp_path)
-    monkeypatch.setattr("icml25.harness.report.catalogue", lambda: {entry.id: entry})
-    md, page = write_report(tmp_path)
-    text = page.read_text()
-    assert "data:image/png;base64," in text and "x beats y" in text
-    assert "| quick | x beats y | x < y | 1 | 2 | yes |" in md.read_text()
-
-
 def test_catalogue_markdown_lists_every_paper():
     table = catalogue_markdown(catalogue().values())
     assert table.count("\n") == 38 + 2
@@ -170,7 +185,9 @@ def test_committed_full_results_are_valid_records():
         record = load_result(path)
         assert record is not None, f"{path} is not a result record"
         assert record["paper"] == path.stem and record["scale"] == "full"
-        assert lookup(path.stem).status == "implemented"
+        assert lookup(path.stem).implemented
+        for fig in record["figures"]:  # published with `icml25 publish`: figures beside the record
+            assert not fig.startswith("full/") or (root.parent / fig).is_file(), fig
 
 
 def test_median_seconds():

@@ -32,9 +32,10 @@ from icml25.harness.registry import Entry
 from icml25.harness.runner import Job, Outcome, Payload, commit, execute, plan, run_job
 from icml25.harness.store import check_writable
 from icml25.harness.store import warn as default_warn
+from icml25.utils.validation import check_choice, check_scalar
 
 BACKENDS = ("local", "ray")
-RAY_HINT = "the ray backend needs Ray: pip install icml25[ray]"
+RAY_HINT = "the ray backend needs Ray: pip install -e '.[ray]' (from the checkout)"
 
 
 class BackendUnavailableError(RuntimeError):
@@ -74,14 +75,11 @@ def run_many(
     full scale, ``num_gpus``; a task whose worker dies is retried ``max_retries`` times.
     """
     hooks = hooks or Hooks()
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        raise ValueError(f"max_retries must be a non-negative integer, got {max_retries!r}")
+    check_choice(backend, "backend", BACKENDS)
+    check_scalar(jobs, "jobs", "int", min=1)
+    if timeout is not None:
+        check_scalar(timeout, "timeout", "real", min=0, inclusive="neither")
+    check_scalar(max_retries, "max_retries", "int", min=0)
     ray = import_ray() if backend == "ray" else None
     outcomes: dict[int, Outcome] = {}
     pending: list[tuple[int, Job, Entry]] = []

@@ -18,20 +18,23 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import shlex
 import tempfile
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from icml25.harness.contract import SCALES, Result, Run, to_jsonable
-from icml25.harness.registry import Entry
+from icml25.harness.registry import Entry, extra_hint
 from icml25.harness.store import (
     figure_dir,
     git_revision,
     load_result,
+    machine,
     result_path,
     versions,
     write_bytes_atomic,
@@ -39,6 +42,7 @@ from icml25.harness.store import (
 )
 from icml25.harness.store import warn as default_warn
 from icml25.harness.threads import single_thread
+from icml25.utils.validation import check_choice, check_scalar
 
 Progress = Callable[[float | None, str], None]
 
@@ -60,7 +64,8 @@ class Job:
     """One (paper, scale) to run: all a worker process needs, picklable.
 
     ``target`` is ``"module:function"``, the reproduce function a worker imports;
-    ``num_cpus``/``num_gpus`` are the resources the run asks a Ray cluster for.
+    ``num_cpus``/``num_gpus`` are the resources the run asks a Ray cluster for; ``command`` is the
+    ``icml25`` command line that reproduces this one result (stored in the record).
     """
 
     id: str
@@ -69,6 +74,7 @@ class Job:
     target: str | None
     num_cpus: float = 1.0
     num_gpus: float = 0.0
+    command: str | None = None
 
 
 @dataclass
@@ -87,9 +93,15 @@ def resolve_seeds(entry: Entry, n_seeds: int | None) -> tuple[int, ...]:
     """The paper's default seeds, or ``0..n_seeds-1`` when ``n_seeds`` is given."""
     if n_seeds is None:
         return tuple(entry.paper.default_seeds)
-    if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < 1:
-        raise ValueError(f"the number of seeds must be a positive integer, got {n_seeds!r}")
-    return tuple(range(n_seeds))
+    return tuple(range(check_scalar(n_seeds, "n_seeds", "int", min=1)))
+
+
+def command_line(pid: str, scale: str, seeds: tuple[int, ...], default_seeds: tuple[int, ...]) -> str:
+    """The ``icml25 reproduce`` command that gives this (paper, scale, seeds) result again."""
+    args = ["icml25", "reproduce", pid, "--scale", scale]
+    if tuple(seeds) != tuple(default_seeds):
+        args += ["--seeds", str(len(seeds))]
+    return shlex.join(args)
 
 
 def _target(reproduce: Any) -> str | None:
@@ -114,8 +126,10 @@ def plan(
     A stored result with the same seeds is ``skipped`` unless ``force``; a corrupt or foreign file
     in its place is reported to ``warn`` and the paper runs again (its result then replaces it).
     """
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    check_choice(scale, "scale", SCALES)
+    entry.load()
+    if entry.missing_extras:
+        return Outcome(entry.id, scale, "failed", error=extra_hint(entry.missing_extras))
     if entry.import_error:
         return Outcome(entry.id, scale, "failed", error=f"cannot import reproduction: {entry.import_error}")
     if entry.module is None:
@@ -128,7 +142,33 @@ def plan(
     full = scale == "full"
     return Job(id=entry.id, scale=scale, seeds=seeds, target=_target(entry.module.reproduce),
                num_cpus=float(getattr(paper, "num_cpus", 1.0)) if full else 1.0,
-               num_gpus=float(getattr(paper, "num_gpus", 0.0)) if full else 0.0)
+               num_gpus=float(getattr(paper, "num_gpus", 0.0)) if full else 0.0,
+               command=command_line(entry.id, scale, seeds, paper.default_seeds))
+
+
+class _TitledRun(Run):
+    """A :class:`Run` that remembers each saved figure's title, for the report's captions."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.titles: dict[str, str] = {}
+
+    def savefig(self, fig: Any, name: str) -> str:
+        title = figure_title(fig)
+        saved = super().savefig(fig, name)
+        if title:
+            self.titles[saved] = title
+        return saved
+
+
+def figure_title(fig: Any) -> str:
+    """A matplotlib figure's title: its suptitle, else its axes' titles joined by "; "."""
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else getattr(fig, "_suptitle", None) or ""
+    suptitle = suptitle if isinstance(suptitle, str) else suptitle.get_text()
+    if suptitle.strip():
+        return " ".join(suptitle.split())
+    titles = [" ".join(ax.get_title().split()) for ax in getattr(fig, "axes", [])]
+    return "; ".join(t for t in titles if t)
 
 
 def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | None = None) -> Payload:
@@ -143,7 +183,8 @@ def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | N
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"icml25-{job.id}-") as tmp:
         out = Path(tmp)
-        run = Run(scale=job.scale, seeds=job.seeds, out=out, progress=progress or (lambda fraction, message="": None))
+        run = _TitledRun(scale=job.scale, seeds=job.seeds, out=out,
+                         progress=progress or (lambda fraction, message="": None))
         limit = single_thread() if job.scale in ("smoke", "quick") else contextlib.nullcontext()
         try:
             with limit:
@@ -158,9 +199,14 @@ def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | N
                 "metrics": to_jsonable(result.metrics),
                 "claims": [claim.to_json() for claim in result.claims],
                 "figures": [f"{job.id}/{job.scale}/{name}" for name in result.figures],
+                "figure_titles": {f"{job.id}/{job.scale}/{name}": run.titles[name]
+                                  for name in result.figures if name in run.titles},
                 "seconds": round(seconds, 3),
                 "versions": versions(),
                 "git": git_revision(),
+                "command": job.command,
+                "machine": machine(),
+                "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
             json.dumps(record, allow_nan=False)  # a record that cannot be stored is the paper's failure
             files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}

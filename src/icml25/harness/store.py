@@ -12,6 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# The keys every result record has; records the runner writes now also carry "command" (the
+# `icml25 reproduce` line that gives them again), "machine" ({"cpu", "cores", "os"}), "date" (UTC,
+# ISO 8601) and "figure_titles" ({figure path: title}); older records lack them and stay readable.
 RESULT_KEYS = ("paper", "scale", "seeds", "metrics", "claims", "figures", "seconds", "versions", "git")
 
 
@@ -21,6 +24,11 @@ def result_path(root: Path, pid: str, scale: str) -> Path:
 
 def figure_dir(root: Path, pid: str, scale: str) -> Path:
     return Path(root) / pid / scale
+
+
+def committed_path(root: Path, pid: str) -> Path:
+    """Where a committed full-scale result lives: ``<root>/full/<id>.json`` (figures in ``<root>/full/<id>/``)."""
+    return Path(root) / "full" / f"{pid}.json"
 
 
 class StoreError(OSError):
@@ -109,6 +117,30 @@ def load_result(path: Path, warn: Callable[[str], None] | None = None) -> dict[s
     return record
 
 
+def publish_full(root: Path, pid: str) -> Path:
+    """Copy the stored full-scale result of ``pid`` and its figures to where they are committed.
+
+    ``<root>/<id>/full.json`` becomes ``<root>/full/<id>.json`` and its figures ``<root>/full/<id>/*.png``
+    (the record's figure paths are rewritten to match); returns the new record's path.  Raises
+    ``FileNotFoundError`` when there is no stored full-scale result.
+    """
+    root = Path(root)
+    source = result_path(root, pid, "full")
+    record, problem = read_result(source)
+    if record is None:
+        raise FileNotFoundError(problem or f"no full-scale result of {pid} in {source}: run "
+                                           f"`icml25 reproduce {pid} --scale full` first")
+    moved = {fig: f"full/{pid}/{Path(fig).name}" for fig in record["figures"]}
+    for old, new in moved.items():
+        if (root / old).is_file():
+            write_bytes_atomic(root / new, (root / old).read_bytes())
+    record = {**record, "figures": list(moved.values()),
+              "figure_titles": {moved[k]: v for k, v in (record.get("figure_titles") or {}).items() if k in moved}}
+    target = committed_path(root, pid)
+    write_json_atomic(target, record)
+    return target
+
+
 def versions() -> dict[str, str]:
     """Versions of Python, icml25 and the scientific libraries that are imported."""
     from icml25 import __version__
@@ -119,6 +151,22 @@ def versions() -> dict[str, str]:
         if module is not None and hasattr(module, "__version__"):
             found[name] = str(module.__version__)
     return found
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """Where a result was computed: CPU model, logical cores, operating system."""
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "os": f"{platform.system()} {platform.release()}"}
 
 
 def git_revision(cwd: Path | None = None) -> str | None:
