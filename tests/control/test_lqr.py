@@ -132,13 +132,13 @@ def test_box_qp_satisfies_kkt_conditions():
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        (lambda a: {**a, "x_init": a["x_init"][0]}, "x_init must be a tensor of shape"),
+        (lambda a: {**a, "x_init": a["x_init"][0]}, r"x_init must have shape \[batch, n_state\]"),
         (lambda a: {**a, "c": a["c"][:, :, :4]}, "QuadCost.c must have shape"),
         (lambda a: {**a, "C": a["C"][..., :4]}, "QuadCost.C must have shape"),
         (lambda a: {**a, "F": a["F"][:, :, :2]}, "LinDx.F must have shape"),
         (lambda a: {**a, "f": a["f"][:2]}, "LinDx.f must have shape"),
         (lambda a: {**a, "C": a["C"] * torch.tensor([1.0, 1, 1, 0, 1], dtype=D)}, "not positive definite"),
-        (lambda a: {**a, "c": a["c"] * float("nan")}, "c contains NaN"),
+        (lambda a: {**a, "c": a["c"] * float("nan")}, "c must contain only finite values"),
         (lambda a: {**a, "u_lower": -1.0}, "give both u_lower and u_upper"),
         (lambda a: {**a, "u_lower": 1.0, "u_upper": -1.0}, "must not exceed"),
     ],
@@ -148,6 +148,16 @@ def test_bad_input(change, match):
     args = change({"x_init": x0, "C": C, "c": c, "F": F, "f": f})
     with pytest.raises(ValueError, match=match):
         lqr_solve(**args)
+
+
+def test_non_tensor_input_is_a_type_error():
+    x0, C, c, F, f = random_lqr()
+    with pytest.raises(TypeError, match="x_init must be a torch tensor"):
+        lqr_solve(x0.numpy(), C, c, F, f)
+    with pytest.raises(TypeError, match="LinDx.F must be a torch tensor"):
+        lqr_solve(x0, C, c, F.tolist(), f)
+    with pytest.raises(TypeError, match="max_iter must be an integer >= 1"):
+        lqr_solve(x0, C, c, F, f, max_iter=2.5)
 
 
 def test_dtype_mismatch_is_a_type_error():
