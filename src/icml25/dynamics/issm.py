@@ -562,7 +562,7 @@ def eigen_error(M_hat: np.ndarray | torch.Tensor, M_true: np.ndarray | torch.Ten
     """Mean ``|lambda_hat - lambda|`` over the eigenvalues of two square matrices, optimally matched.
 
     Eigenvalues are invariant to an invertible change of latent coordinates, so no alignment is needed.
-    Pass discrete transitions (``ISSM.transition_matrix()``) to compare as in the paper's brief.
+    Pass discrete transitions (``ISSM.transition_matrix()``) to compare as the paper does.
     """
     M_hat = check_array(M_hat, "M_hat", ndim=2, dtype=float)
     M_true = check_array(M_true, "M_true", ndim=2, dtype=float)
