@@ -564,7 +564,7 @@ def eigen_error(M_hat: np.ndarray | torch.Tensor, M_true: np.ndarray | torch.Ten
     Eigenvalues are invariant to an invertible change of latent coordinates, so no alignment is needed.
     Pass discrete transitions (``ISSM.transition_matrix()``) to compare as the paper does.
     """
-    M_hat = check_array(M_hat, "M_hat", ndim=2, dtype=float)
+    M_hat = check_array(M_hat, "M_hat", ndim=2)  # a float32 model's matrix stays float32
     M_true = check_array(M_true, "M_true", ndim=2, dtype=float)
     if M_hat.shape[0] != M_hat.shape[1] or M_hat.shape != M_true.shape:
         raise ValueError(f"M_hat and M_true must be square matrices of the same shape, got shapes "
