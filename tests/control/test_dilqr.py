@@ -15,18 +15,18 @@ from icml25.control import (  # noqa: E402
     LinDx,
     PendulumDynamics,
     QuadCost,
-    pendulum_problem,
     dynamics_lagrangian_hessian,
     implicit_cotangent,
     linearize,
     lqr_solve,
     pendulum_cost,
+    pendulum_problem,
     sample_pendulum_states,
 )
 from icml25.control.lqr import LQRFunction, costate, riccati_factor  # noqa: E402
 
 D = torch.float64
-THETA = (15.0, 3.0, 0.5)  # the brief's initial model: a swing-up with strong curvature
+THETA = (15.0, 3.0, 0.5)  # the initial model of the official imitation: a swing-up with strong curvature
 
 
 @pytest.fixture(autouse=True, scope="module")

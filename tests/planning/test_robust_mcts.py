@@ -161,7 +161,7 @@ def _vi(mdp, kind, rho, gamma=0.99, **kw):
                                   terminal=mdp.terminal, **kw)  # fmt: skip
 
 
-def test_gambler_value_iteration_matches_brief():
+def test_gambler_value_iteration_gives_bold_and_timid_play():
     mdp = GamblerProblem(10, 0.6).tabular()
     execs = [GamblerProblem(10, pe).tabular() for pe in (0.3, 0.4, 0.5, 0.6, 0.7)]
     _, _, nominal = _vi(mdp, "none", 0.0)

@@ -176,9 +176,8 @@ def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
 
     ``clearance``: start and goal keep this distance from every obstacle surface; ``path_gap``:
     obstacles keep this gap between them and a grid path from start to goal keeps this distance
-    from them (our feasibility test); ``block_line``
-    (ours): one obstacle sits near the middle of the start-goal segment, slightly off the line,
-    so that every episode meets a constraint.
+    from them (our feasibility test); ``block_line`` (our choice): one obstacle sits near the middle
+    of the start-goal segment, slightly off the line, so that every episode meets a constraint.
     """
     rng = as_generator(seed)
     lo, hi = n_obstacles
@@ -263,7 +262,7 @@ class LocalSensorModel:
 
     The fibre of the measurement bundle over ``x`` is ``{y : |y - x| <= delta_v}`` (position part;
     the velocity part has radius ``2 delta_v``).  ``noise="ball"`` draws uniformly in the ball,
-    ``"gauss"`` draws ``N(0, (delta_v / 2)^2)`` clipped to the ball.  ``correlation_time`` (ours,
+    ``"gauss"`` draws ``N(0, (delta_v / 2)^2)`` clipped to the ball.  ``correlation_time`` (our addition,
     seconds; 0 = white noise, the default) makes the unit noise an AR(1) process projected on
     the ball, a slowly varying sensor error that stays on the fibre.
     """
@@ -685,7 +684,7 @@ def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.n
     ``Sigma_i = diag(sigma_fn(y_i))^2`` floored at ``sigma_floor``.  ``weighting=False`` is the
     unweighted ablation.  Adam on random batches of ``batch_size`` segments (segments start every
     ``stride`` steps, default ``horizon``), cosine-annealed learning rate if ``cosine``; returns the
-    loss per step.  ``initial="learned"`` (ours, classic multiple shooting) makes each segment's
+    loss per step.  ``initial="learned"`` (our option, classic multiple shooting) makes each segment's
     initial state a free parameter, started at and fitted to its measurement like the other points.
     ``seed`` drives the batch order.
     """
