@@ -1,9 +1,9 @@
 """fiber_bundle_dynamics: measurement-aware CBF and noise-weighted Neural ODE, in our 2-D instantiation.
 
 Reproduces Zheng & Mei, "Learning Dynamics under Environmental Constraints via Measurement-Induced
-Bundle Structures" (ICML 2025); the user guide is docs/papers/fiber_bundle_dynamics.md.  The paper's
-tasks (Genesis soft worm, Franka, quadrotor) are out of reach offline; our substitute is a planar point
-robot with unknown drag, four corner beacons whose noise bound (the fibre radius) grows with distance,
+Bundle Structures" (ICML 2025, arXiv 2505.19521); the user guide is docs/papers/fiber_bundle_dynamics.md.
+The paper's tasks (Genesis soft worm, Franka, quadrotor) are out of reach offline; our substitute is a
+planar point robot with unknown drag, four corner beacons whose noise bound (the fibre radius) grows with distance,
 random obstacle layouts and a PD controller behind a safety QP.  Per seed:
 
 1. exploration data (40 trajectories of 2 s) measured at noise scales 0.5, 1 and 2 (the same
