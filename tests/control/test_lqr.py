@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from icml25.control.lqr import box_qp, lqr_solve  # noqa: E402
+from icml25.control.lqr import box_qp, expand_bounds, lqr_solve  # noqa: E402
 
 D = torch.float64
 
@@ -179,3 +179,13 @@ def test_mpc_pytorch_agrees_on_linear_dynamics():
         assert torch.allclose(u1, u2, atol=1e-8)
         for a, b in zip(g1, g2, strict=True):
             assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_expand_bounds_broadcasts_and_rejects_bad_shapes():
+    like = torch.zeros(1, dtype=torch.float64)
+    assert expand_bounds(None, 3, 2, 1, like) is None
+    assert expand_bounds(2.0, 3, 2, 1, like).shape == (3, 2, 1)
+    per_step = expand_bounds(torch.arange(3.0).reshape(3, 1), 3, 2, 1, like)
+    assert per_step.shape == (3, 2, 1) and per_step[2, 1, 0] == 2.0
+    with pytest.raises(ValueError, match="control bounds must be a float or broadcast"):
+        expand_bounds(torch.ones(4), 3, 2, 1, like)
