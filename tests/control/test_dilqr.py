@@ -15,18 +15,18 @@ from icml25.control import (  # noqa: E402
     LinDx,
     PendulumDynamics,
     QuadCost,
-    benchmark_backward,
     dynamics_lagrangian_hessian,
     implicit_cotangent,
     linearize,
     lqr_solve,
     pendulum_cost,
+    pendulum_problem,
     sample_pendulum_states,
 )
 from icml25.control.lqr import LQRFunction, costate, riccati_factor  # noqa: E402
 
 D = torch.float64
-THETA = (15.0, 3.0, 0.5)  # the brief's initial model: a swing-up with strong curvature
+THETA = (15.0, 3.0, 0.5)  # the initial model of the official imitation: a swing-up with strong curvature
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -343,10 +343,11 @@ def test_implicit_graph_does_not_grow_with_iterations_but_unroll_does():
     assert sizes["unroll", 12] > 3 * sizes["unroll", 3]
 
 
-def test_benchmark_backward_reports_each_combination():
-    rows = benchmark_backward([5], [2, 3], batch=2, repeats=1)
-    assert [(r["K"], r["mode"]) for r in rows] == [(2, "implicit"), (2, "unroll"), (3, "implicit"), (3, "unroll")]
-    assert all(r["n_iter"] == r["K"] and r["backward_seconds"] > 0 for r in rows)
+def test_pendulum_problem_is_seeded():
+    x0, (C, c), target = pendulum_problem(5, 3, seed=4)
+    assert x0.shape == (3, 3) and C.shape == (5, 3, 4, 4) and target.shape == (5, 3, 1)
+    assert torch.equal(pendulum_problem(5, 3, seed=4)[2], target)
+    assert not torch.equal(pendulum_problem(5, 3, seed=5)[2], target)
 
 
 # --------------------------------------------------------------------------- unconverged and ill-posed
@@ -393,8 +394,9 @@ def test_fixed_point_fallback_and_ill_conditioning_warnings():
     [
         ({"grad_mode": "autodiff"}, "grad_mode must be one of"),
         ({"backward": "sparse"}, "backward must be one of"),
-        ({"T": 0}, "T must be a positive integer"),
-        ({"eps": -1.0}, "eps must be a finite number"),
+        ({"T": 0}, "T must be an integer >= 1"),
+        ({"eps": -1.0}, r"eps must be a real number in \[0, inf\)"),
+        ({"verbose": 3}, "verbose must be one of"),
         ({"linesearch_decay": 1.5}, "linesearch_decay"),
         ({"u_lower": -1.0}, "give both u_lower and u_upper"),
     ],
@@ -404,6 +406,15 @@ def test_bad_constructor_arguments(kwargs, match):
         DiLQR(**{"n_state": 3, "n_ctrl": 1, "T": 5, **kwargs})
 
 
+def test_wrongly_typed_constructor_arguments():
+    with pytest.raises(TypeError, match="max_iter must be an integer >= 1"):
+        DiLQR(3, 1, 5, max_iter=10.0)
+    with pytest.raises(TypeError, match="exit_unconverged must be True or False"):
+        DiLQR(3, 1, 5, exit_unconverged=1)
+    with pytest.raises(TypeError, match="x_init must be a torch tensor"):
+        DiLQR(3, 1, 5)([[1.0, 0.0, 0.0]], pendulum_problem(5, 1)[1], PendulumDynamics(dtype=D))
+
+
 def test_bad_forward_input():
     T = 6
     x0, (C, c), _ = problem(T, B=2)
@@ -411,7 +422,7 @@ def test_bad_forward_input():
     solver = DiLQR(3, 1, T)
     with pytest.raises(ValueError, match=r"x_init must have shape \[batch, 3\]"):
         solver(x0[:, :2], QuadCost(C, c), dyn)
-    with pytest.raises(ValueError, match="x_init contains NaN"):
+    with pytest.raises(ValueError, match="x_init must contain only finite values"):
         solver(x0 * float("nan"), QuadCost(C, c), dyn)
     with pytest.raises(ValueError, match="QuadCost.C must have shape"):
         solver(x0, QuadCost(C[:, :, :3], c), dyn)
@@ -435,9 +446,9 @@ def test_bad_forward_input():
     bad = PendulumDynamics(dtype=D)
     with torch.no_grad():
         bad.params[0] = float("inf")
-    with pytest.raises(ValueError, match="dynamics parameter 'params' contains NaN or inf"):
+    with pytest.raises(ValueError, match="dynamics parameter 'params' must contain only finite values"):
         solver(x0, QuadCost(C, c), bad)
-    with pytest.raises(ValueError, match="g must be a positive finite number"):
+    with pytest.raises(ValueError, match=r"g must be a real number in \(0, inf\)"):
         PendulumDynamics(g=-1.0)
 
 

@@ -331,7 +331,7 @@ def test_fit_neural_ode_learns_and_is_deterministic():
         runs.append(fit_neural_ode(m, y, u, 0.02, sensor.state_sigma, steps=40, lr=3e-3, seed=0))
         errors.append(vector_field_error(m, xt, ut))
     assert runs[0] == runs[1] and errors[1] == errors[2]
-    assert torch.get_num_threads() == threads  # the single-thread fit restores the setting
+    assert torch.get_num_threads() == threads  # the library leaves the thread count to the caller
     assert errors[1] < 0.8 * errors[0]
     unweighted = fit_neural_ode(NeuralODEDynamics(seed=0), y, u, 0.02, sensor.state_sigma, weighting=False, steps=3)
     assert len(unweighted) == 3 and np.all(np.isfinite(unweighted))
@@ -396,3 +396,13 @@ def test_rollout_rejects_bad_methods():
         rollout(layouts, true_affine(), [("mcbf", 0.0)])
     with pytest.raises(ValueError, match="n_episodes"):
         run_episodes(true_affine(), n_episodes=0)
+
+
+def test_wrong_types_are_type_errors():
+    with pytest.raises(TypeError, match="k_nearest must be an integer >= 1"):
+        MeasurementAwareCBF([[1.0, 1.0]], [0.2], k_nearest=2.5)
+    with pytest.raises(TypeError, match="delta0 must be a real number"):
+        LocalSensorModel(delta0="0.01")
+    with pytest.raises(TypeError, match="steps must be an integer >= 1"):
+        x, y, u = exploration_data(2, duration=0.2, seed=0)
+        fit_neural_ode(NeuralODEDynamics(seed=0), y, u, 0.02, LocalSensorModel().state_sigma, steps=2.0)

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from icml25.control.lqr import box_qp, lqr_solve  # noqa: E402
+from icml25.control.lqr import box_qp, expand_bounds, lqr_solve  # noqa: E402
 
 D = torch.float64
 
@@ -132,13 +132,13 @@ def test_box_qp_satisfies_kkt_conditions():
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        (lambda a: {**a, "x_init": a["x_init"][0]}, "x_init must be a tensor of shape"),
+        (lambda a: {**a, "x_init": a["x_init"][0]}, r"x_init must have shape \[batch, n_state\]"),
         (lambda a: {**a, "c": a["c"][:, :, :4]}, "QuadCost.c must have shape"),
         (lambda a: {**a, "C": a["C"][..., :4]}, "QuadCost.C must have shape"),
         (lambda a: {**a, "F": a["F"][:, :, :2]}, "LinDx.F must have shape"),
         (lambda a: {**a, "f": a["f"][:2]}, "LinDx.f must have shape"),
         (lambda a: {**a, "C": a["C"] * torch.tensor([1.0, 1, 1, 0, 1], dtype=D)}, "not positive definite"),
-        (lambda a: {**a, "c": a["c"] * float("nan")}, "c contains NaN"),
+        (lambda a: {**a, "c": a["c"] * float("nan")}, "c must contain only finite values"),
         (lambda a: {**a, "u_lower": -1.0}, "give both u_lower and u_upper"),
         (lambda a: {**a, "u_lower": 1.0, "u_upper": -1.0}, "must not exceed"),
     ],
@@ -148,6 +148,16 @@ def test_bad_input(change, match):
     args = change({"x_init": x0, "C": C, "c": c, "F": F, "f": f})
     with pytest.raises(ValueError, match=match):
         lqr_solve(**args)
+
+
+def test_non_tensor_input_is_a_type_error():
+    x0, C, c, F, f = random_lqr()
+    with pytest.raises(TypeError, match="x_init must be a torch tensor"):
+        lqr_solve(x0.numpy(), C, c, F, f)
+    with pytest.raises(TypeError, match="LinDx.F must be a torch tensor"):
+        lqr_solve(x0, C, c, F.tolist(), f)
+    with pytest.raises(TypeError, match="max_iter must be an integer >= 1"):
+        lqr_solve(x0, C, c, F, f, max_iter=2.5)
 
 
 def test_dtype_mismatch_is_a_type_error():
@@ -169,3 +179,13 @@ def test_mpc_pytorch_agrees_on_linear_dynamics():
         assert torch.allclose(u1, u2, atol=1e-8)
         for a, b in zip(g1, g2, strict=True):
             assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_expand_bounds_broadcasts_and_rejects_bad_shapes():
+    like = torch.zeros(1, dtype=torch.float64)
+    assert expand_bounds(None, 3, 2, 1, like) is None
+    assert expand_bounds(2.0, 3, 2, 1, like).shape == (3, 2, 1)
+    per_step = expand_bounds(torch.arange(3.0).reshape(3, 1), 3, 2, 1, like)
+    assert per_step.shape == (3, 2, 1) and per_step[2, 1, 0] == 2.0
+    with pytest.raises(ValueError, match="control bounds must be a float or broadcast"):
+        expand_bounds(torch.ones(4), 3, 2, 1, like)

@@ -82,12 +82,18 @@ def test_protocol_amplitude_zero_is_observational_and_seeded():
         ({"amplitude": -1.0}, "amplitude"),
         ({"stim_d": 0.0}, "stim_d"),
         ({"sigma": -0.1}, "sigma"),
-        ({"repetition": 1.5}, "repetition"),
     ],
 )
 def test_protocol_rejects_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         stimulation_protocol(50, 2, **kwargs)
+
+
+def test_protocol_rejects_wrong_types():
+    with pytest.raises(TypeError, match="repetition must be an integer >= 0"):
+        stimulation_protocol(50, 2, repetition=1.5)
+    with pytest.raises(TypeError, match="n_steps"):
+        stimulation_protocol("50", 2)
 
 
 # ---------------------------------------------------------------- data: simulators
@@ -189,10 +195,10 @@ def test_sample_clamps_to_the_stimulus_plus_noise():
     lds = InterventionalLDS(2, 2, dt=0.05, noise_scale=1e-6)
     u = torch.zeros(2, 20, 2)
     u[:, 5:8, 1] = -1.3
-    x = lds.sample(20, u, generator=torch.Generator().manual_seed(0))
+    x = lds.sample(20, u, seed=torch.Generator().manual_seed(0))
     assert x.shape == (2, 20, 2)
     torch.testing.assert_close(x[:, 5:8, 1], torch.full((2, 3), -1.3), atol=1e-4, rtol=0)
-    x2 = lds.sample(20, u, generator=torch.Generator().manual_seed(0))
+    x2 = lds.sample(20, u, seed=torch.Generator().manual_seed(0))
     torch.testing.assert_close(x, x2)
 
 
@@ -200,7 +206,7 @@ def test_sample_noise_matches_the_model():
     lds = InterventionalLDS(2, 2, dt=0.05, noise_scale=0.1)
     u = np.zeros((4000, 3, 2))
     u[:, 0, 0] = 2.0
-    x = lds.sample(3, u, generator=torch.Generator().manual_seed(1))
+    x = lds.sample(3, u, seed=torch.Generator().manual_seed(1))
     assert x.dtype == torch.float32
     first = x[:, 0]  # x_1 ~ N(intervene(0, u_1), (dt I)^2): the clamp moves the mean, the noise stays
     torch.testing.assert_close(first.mean(0), torch.tensor([2.0, 0.0]), atol=5e-3, rtol=0)
@@ -251,8 +257,8 @@ def test_without_stimulation_issm_equals_ssm_and_warns():
     u = np.zeros((4, 20, 2))
     yt, ut = torch.tensor(y, dtype=torch.float32), torch.tensor(u, dtype=torch.float32)
     issm, ssm = ISSM(2, 10, 2, seed=3), ISSM(2, 10, 2, interventional=False, seed=3)
-    a = issm.loss(yt, ut, generator=torch.Generator().manual_seed(1))
-    b = ssm.loss(yt, ut, generator=torch.Generator().manual_seed(1))
+    a = issm.loss(yt, ut, seed=torch.Generator().manual_seed(1))
+    b = ssm.loss(yt, ut, seed=torch.Generator().manual_seed(1))
     assert a.item() == b.item()
     with pytest.warns(UserWarning, match="identifiable"):
         ISSM(2, 10, 2, seed=0).fit(y, u, n_iter=2)
@@ -337,7 +343,7 @@ def test_more_latents_than_observations_warns():
         (lambda y, u: (y[:, :15], u), "same T"),
         (lambda y, u: (y[0], u[0]), r"\(K, T, N\)"),
         (lambda y, u: (np.where(np.arange(10) == 3, np.nan, y), u), "NaN"),
-        (lambda y, u: (y, np.where(u != 0, np.inf, u)), "u contains NaN"),
+        (lambda y, u: (y, np.where(u != 0, np.inf, u)), "u must contain only finite values"),
     ],
 )
 def test_fit_rejects_bad_data(change, match):
@@ -417,3 +423,12 @@ def test_eigen_error_is_similarity_invariant():
     assert eigen_error(torch.eye(2), np.eye(2)) == 0.0
     with pytest.raises(ValueError, match="square"):
         eigen_error(np.eye(2), np.eye(3))
+
+
+def test_seed_fixes_the_model_and_leaves_the_global_torch_rng_alone():
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    a, b = ISSM(2, 10, 2, seed=5), ISSM(2, 10, 2, seed=5)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert torch.equal(a.dynamics.A, b.dynamics.A)
+    assert not torch.equal(a.dynamics.A, ISSM(2, 10, 2, seed=6).dynamics.A)

@@ -125,12 +125,13 @@ def test_zero_probability_entries_and_single_child():
 @pytest.mark.parametrize(
     ("args", "err", "match"),
     [
-        (([0.5, 0.5], [1, 0], -0.1, "tv"), ValueError, "rho must be >= 0"),
-        (([0.5, 0.5], [1, 0], float("nan"), "chi2"), ValueError, "rho must be >= 0"),
-        (([0.5, 0.5], [1, 0], "0.1", "tv"), TypeError, "rho must be a number"),
+        (([0.5, 0.5], [1, 0], -0.1, "tv"), ValueError, r"rho must be a real number in \[0, inf"),
+        (([0.5, 0.5], [1, 0], float("nan"), "chi2"), ValueError, "rho must be a real number"),
+        (([0.5, 0.5], [1, 0], "0.1", "tv"), TypeError, "rho must be a real number"),
         (([0.5, 0.6], [1, 0], 0.1, "tv"), ValueError, "sum to 1"),
         (([1.5, -0.5], [1, 0], 0.1, "tv"), ValueError, "non-negative"),
-        (([0.5, 0.5], [1, 0, 2], 0.1, "tv"), ValueError, "same shape"),
+        (([0.5, 0.5], [1, 0, 2], 0.1, "tv"), ValueError, r"v must have shape \(2\)"),
+        (([0.5, 0.5], [1, np.nan], 0.1, "tv"), ValueError, "v must contain only finite values"),
         (([0.5, 0.5], [1, 0], 0.1, "kl"), ValueError, "kind must be one of"),
         (([0.5, 0.5], [1, 0], 0.1, "wasserstein"), ValueError, "needs a ground metric"),
     ],
@@ -160,7 +161,7 @@ def _vi(mdp, kind, rho, gamma=0.99, **kw):
                                   terminal=mdp.terminal, **kw)  # fmt: skip
 
 
-def test_gambler_value_iteration_matches_brief():
+def test_gambler_value_iteration_gives_bold_and_timid_play():
     mdp = GamblerProblem(10, 0.6).tabular()
     execs = [GamblerProblem(10, pe).tabular() for pe in (0.3, 0.4, 0.5, 0.6, 0.7)]
     _, _, nominal = _vi(mdp, "none", 0.0)
@@ -189,8 +190,10 @@ def test_tree_value_iteration_is_backward_induction():
 
 def test_bad_value_iteration_input():
     mdp = GamblerProblem(6, 0.5).tabular()
-    with pytest.raises(ValueError, match=r"P must have shape \(S, A, S\)"):
+    with pytest.raises(ValueError, match="P must be a 3-d array"):
         robust_value_iteration(mdp.P[0], mdp.R, 0.9, "tv", 0.1)
+    with pytest.raises(ValueError, match=r"P must have shape \(S, A, S\)"):
+        robust_value_iteration(mdp.P[:, :, :3], mdp.R, 0.9, "tv", 0.1)
     with pytest.raises(ValueError, match="R must have shape"):
         robust_value_iteration(mdp.P, mdp.R[:, :1], 0.9, "tv", 0.1)
     with pytest.raises(ValueError, match="gamma"):
@@ -199,7 +202,7 @@ def test_bad_value_iteration_input():
         _vi(mdp, "tv", 0.1, support="some")
     with pytest.raises(ValueError, match="probability vector"):
         robust_value_iteration(mdp.P, mdp.R, 0.9, "tv", 0.1)  # invalid bets have all-zero rows
-    with pytest.raises(ValueError, match="rho must be >= 0"):
+    with pytest.raises(ValueError, match="rho must be a real number"):
         _vi(mdp, "tv", -1.0)
     loop = np.ones((1, 1, 1))
     with pytest.raises(RuntimeError, match="did not reach"):
@@ -318,9 +321,11 @@ def test_ucb1_bonus_and_rollouts():
 
 def test_bad_planner_input():
     env = GamblerProblem(10, 0.6)
-    with pytest.raises(ValueError, match="p must be >= 1"):
+    with pytest.raises(ValueError, match=r"p must be a real number in \[1, inf"):
         RobustPowerUCT(env, p=0.5)
-    with pytest.raises(ValueError, match="rho_transition must be >= 0"):
+    with pytest.raises(TypeError, match="max_depth must be an integer >= 1"):
+        RobustPowerUCT(env, max_depth=2.0)
+    with pytest.raises(ValueError, match="rho_transition must be a real number"):
         RobustPowerUCT(env, rho_transition=-0.1)
     with pytest.raises(ValueError, match="kind must be one of"):
         RobustPowerUCT(env, kind="kl")

@@ -24,8 +24,6 @@ torch.Size([3])
 from __future__ import annotations
 
 import math
-import statistics
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,16 +36,18 @@ from icml25.control.lqr import (
     LQRFunction,
     QuadCost,
     RiccatiFactor,
-    _bounds,
     active_bounds,
     check_control_pd,
     costate,
+    expand_bounds,
     expand_cost,
     expand_lin_dx,
     ilqr_solve,
     riccati_factor,
     riccati_solve,
 )
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
 
 GRAD_MODES = ("implicit", "diffmpc", "unroll", "none")
 BACKWARDS = ("dense", "fixed_point")
@@ -63,8 +63,7 @@ __all__ = [
     "linearize",
     "pendulum_cost",
     "sample_pendulum_states",
-    "benchmark_backward",
-    "benchmark_forward",
+    "pendulum_problem",
 ]
 
 
@@ -82,10 +81,9 @@ class Dynamics(nn.Module):
     n_ctrl: int
 
 
-def _positive(name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+def _physical(**values: float) -> list[float]:
+    """Each physical constant (a mass, a length, g, dt) as a float, checked to be finite and > 0."""
+    return [check_scalar(v, name, "real", min=0.0, inclusive="neither") for name, v in values.items()]
 
 
 class PendulumDynamics(Dynamics):
@@ -103,9 +101,8 @@ class PendulumDynamics(Dynamics):
         self, g: float = 10.0, m: float = 1.0, l: float = 1.0, dt: float = 0.05, dtype: torch.dtype | None = None
     ) -> None:
         super().__init__()
-        values = [_positive("g", g), _positive("m", m), _positive("l", l)]
-        self.params = nn.Parameter(torch.tensor(values, dtype=dtype))
-        self.dt = _positive("dt", dt)
+        self.params = nn.Parameter(torch.tensor(_physical(g=g, m=m, l=l), dtype=dtype))
+        (self.dt,) = _physical(dt=dt)
 
     def _coefficients(self, x: Tensor) -> tuple[Tensor, Tensor]:
         g, m, l = self.params.to(dtype=x.dtype, device=x.device).unbind()
@@ -152,9 +149,8 @@ class CartpoleDynamics(Dynamics):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        values = [_positive("g", g), _positive("m_cart", m_cart), _positive("m_pole", m_pole), _positive("l", l)]
-        self.params = nn.Parameter(torch.tensor(values, dtype=dtype))
-        self.dt = _positive("dt", dt)
+        self.params = nn.Parameter(torch.tensor(_physical(g=g, m_cart=m_cart, m_pole=m_pole, l=l), dtype=dtype))
+        (self.dt,) = _physical(dt=dt)
 
     def forward(self, x: Tensor, u: Tensor) -> Tensor:  # noqa: D102
         g, m_c, m_p, l = self.params.to(dtype=x.dtype, device=x.device).unbind()
@@ -185,10 +181,14 @@ def pendulum_cost(
 
 
 def sample_pendulum_states(
-    n: int, seed: int | torch.Generator = 0, dtype: torch.dtype = torch.float64, max_angle: float = math.pi / 2
+    n: int, seed: Seed | torch.Generator = 0, dtype: torch.dtype = torch.float64, max_angle: float = math.pi / 2
 ) -> Tensor:
-    """``n`` states ``(cos th, sin th, th_dot)`` with ``th ~ U(-max_angle, max_angle)``, ``th_dot ~ U(-1, 1)``."""
-    gen = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
+    """``n`` states ``(cos th, sin th, th_dot)`` with ``th ~ U(-max_angle, max_angle)``, ``th_dot ~ U(-1, 1)``.
+
+    ``seed``: an int, a NumPy Generator, or a ``torch.Generator`` (drawn from as is).
+    """
+    n = check_scalar(n, "n", "int", min=1)
+    gen = torch_generator(seed)
     th = (2 * torch.rand(n, generator=gen, dtype=dtype) - 1) * max_angle
     dth = 2 * torch.rand(n, generator=gen, dtype=dtype) - 1
     return torch.stack((torch.cos(th), torch.sin(th), dth), -1)
@@ -387,19 +387,20 @@ class DiLQR(nn.Module):
         verbose: int = 0,
     ) -> None:
         super().__init__()
-        for name, value in (("n_state", n_state), ("n_ctrl", n_ctrl), ("T", T), ("max_iter", max_iter),
-                            ("max_linesearch_iter", max_linesearch_iter), ("fp_max_iter", fp_max_iter)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if grad_mode not in GRAD_MODES:
-            raise ValueError(f"grad_mode must be one of {GRAD_MODES}, got {grad_mode!r}")
-        if backward not in BACKWARDS:
-            raise ValueError(f"backward must be one of {BACKWARDS}, got {backward!r}")
-        if not 0.0 < linesearch_decay < 1.0:
-            raise ValueError(f"linesearch_decay must lie in (0, 1), got {linesearch_decay!r}")
-        for name, value in (("eps", eps), ("u_reg", u_reg), ("fp_tol", fp_tol)):
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        n_state, n_ctrl, T, max_iter, max_linesearch_iter, fp_max_iter = (
+            check_scalar(value, name, "int", min=1) for name, value in (
+                ("n_state", n_state), ("n_ctrl", n_ctrl), ("T", T), ("max_iter", max_iter),
+                ("max_linesearch_iter", max_linesearch_iter), ("fp_max_iter", fp_max_iter)))
+        check_choice(grad_mode, "grad_mode", GRAD_MODES)
+        check_choice(backward, "backward", BACKWARDS)
+        linesearch_decay = check_scalar(linesearch_decay, "linesearch_decay", "real", min=0.0, max=1.0,
+                                        inclusive="neither")
+        eps, u_reg, fp_tol = (check_scalar(value, name, "real", min=0.0)
+                              for name, value in (("eps", eps), ("u_reg", u_reg), ("fp_tol", fp_tol)))
+        cond_max = check_scalar(cond_max, "cond_max", "real", min=0.0, inclusive="neither", allow_inf=True)
+        exit_unconverged = check_bool(exit_unconverged, "exit_unconverged")
+        detach_unconverged = check_bool(detach_unconverged, "detach_unconverged")
+        verbose = check_choice(verbose, "verbose", (-1, 0, 1))
         if (u_lower is None) != (u_upper is None):
             raise ValueError("give both u_lower and u_upper, or neither")
         self.n_state, self.n_ctrl, self.T = n_state, n_ctrl, T
@@ -413,28 +414,26 @@ class DiLQR(nn.Module):
 
     # -- input checking -------------------------------------------------------------------------
     def _check_x_init(self, x_init: Tensor) -> None:
-        if not isinstance(x_init, Tensor):
-            raise TypeError(f"x_init must be a torch tensor, got {type(x_init).__name__}")
+        check_instance(x_init, "x_init", Tensor, "a torch tensor")
         if x_init.dim() != 2 or x_init.shape[1] != self.n_state:
             raise ValueError(f"x_init must have shape [batch, {self.n_state}], got {tuple(x_init.shape)}")
         if not x_init.is_floating_point():
             raise TypeError(f"x_init must be a floating tensor, got {x_init.dtype}")
         if not bool(torch.isfinite(x_init.detach()).all()):
-            raise ValueError("x_init contains NaN or inf")
+            raise ValueError("x_init must contain only finite values, got NaN or inf")
 
     def _u_init(self, u_init: Tensor | None, B: int, like: Tensor) -> Tensor:
         shape = (self.T, B, self.n_ctrl)
         if u_init is None:
             return like.new_zeros(shape)
-        if not isinstance(u_init, Tensor):
-            raise TypeError("u_init must be a torch tensor")
+        check_instance(u_init, "u_init", Tensor, "a torch tensor or None")
         u = u_init.detach().to(like)
         if u.dim() == 2:
             u = u.unsqueeze(1)
         if u.dim() != 3 or u.shape[0] != self.T or u.shape[2] != self.n_ctrl or u.shape[1] not in (1, B):
             raise ValueError(f"u_init must have shape [{self.T}, {B}, {self.n_ctrl}], got {tuple(u_init.shape)}")
         if not bool(torch.isfinite(u).all()):
-            raise ValueError("u_init contains NaN or inf")
+            raise ValueError("u_init must contain only finite values, got NaN or inf")
         return u.expand(shape).clone()
 
     def _cost_functions(self, cost, B: int, like: Tensor):
@@ -447,7 +446,7 @@ class DiLQR(nn.Module):
                 if t.dtype != like.dtype:
                     raise TypeError(f"{name} has dtype {t.dtype} but x_init has {like.dtype}; use one dtype")
                 if not bool(torch.isfinite(t.detach()).all()):
-                    raise ValueError(f"{name} contains NaN or inf")
+                    raise ValueError(f"{name} must contain only finite values, got NaN or inf")
             if self.u_reg > 0:
                 try:
                     check_control_pd(C, n)
@@ -501,7 +500,7 @@ class DiLQR(nn.Module):
                 if t.dtype != like.dtype:
                     raise TypeError(f"{name} has dtype {t.dtype} but x_init has {like.dtype}; use one dtype")
                 if not bool(torch.isfinite(t.detach()).all()):
-                    raise ValueError(f"{name} contains NaN or inf")
+                    raise ValueError(f"{name} must contain only finite values, got NaN or inf")
             Fd, fd = F.detach(), f.detach()
 
             def step(t, x, u):
@@ -513,7 +512,7 @@ class DiLQR(nn.Module):
         if isinstance(dynamics, nn.Module):
             for name, p in dynamics.named_parameters():
                 if not bool(torch.isfinite(p.detach()).all()):
-                    raise ValueError(f"dynamics parameter {name!r} contains NaN or inf")
+                    raise ValueError(f"dynamics parameter {name!r} must contain only finite values, got NaN or inf")
         probe = dynamics(like[:1].detach(), like.new_zeros(1, self.n_ctrl))
         if not isinstance(probe, Tensor) or tuple(probe.shape) != (1, n):
             got = getattr(probe, "shape", probe)
@@ -534,8 +533,8 @@ class DiLQR(nn.Module):
         B, n = x_init.shape
         quad, total = self._cost_functions(cost, B, x_init)
         step, lin_nograd, lin = self._dynamics_functions(dynamics, B, x_init)
-        lo = _bounds(self.u_lower, self.T, B, self.n_ctrl, x_init)
-        hi = _bounds(self.u_upper, self.T, B, self.n_ctrl, x_init)
+        lo = expand_bounds(self.u_lower, self.T, B, self.n_ctrl, x_init)
+        hi = expand_bounds(self.u_upper, self.T, B, self.n_ctrl, x_init)
         if lo is not None and bool((lo > hi).any()):
             raise ValueError("u_lower must not exceed u_upper")
         u0 = self._u_init(u_init, B, x_init)
@@ -607,69 +606,14 @@ class DiLQR(nn.Module):
         return DiLQRInfo(res.converged, res.n_iter, res.cost, res.du_norm, reason)
 
 
-# --------------------------------------------------------------------------- benchmarks
-def _pendulum_problem(T: int, batch: int, seed: int, dtype: torch.dtype):
-    gen = torch.Generator().manual_seed(seed)
+# --------------------------------------------------------------------------- a test problem
+def pendulum_problem(
+    T: int, batch: int, seed: Seed | torch.Generator = 0, dtype: torch.dtype = torch.float64
+) -> tuple[Tensor, QuadCost, Tensor]:
+    """A pendulum swing-up problem for benchmarks: initial states [batch, 3], the official cost and a
+    random target control sequence [T, batch, 1] (``sum (u - target)^2`` is a loss to backpropagate)."""
+    T, batch = check_scalar(T, "T", "int", min=1), check_scalar(batch, "batch", "int", min=1)
+    gen = torch_generator(seed)
     x0 = sample_pendulum_states(batch, gen, dtype)
     target = torch.randn(T, batch, 1, generator=gen, dtype=dtype)
     return x0, pendulum_cost(T, batch, dtype=dtype), target
-
-
-def benchmark_backward(
-    T_list: tuple[int, ...] | list[int],
-    K_list: tuple[int, ...] | list[int],
-    batch: int = 8,
-    repeats: int = 5,
-    modes: tuple[str, ...] = ("implicit", "unroll"),
-    backward: str = "dense",
-    dtype: torch.dtype = torch.float64,
-    seed: int = 0,
-) -> list[dict]:
-    """Wall time of ``.backward()`` through a pendulum iLQR run for exactly ``K`` iterations (no early stop).
-
-    For every ``(T, K, mode)`` one forward builds the graph of ``sum (u - u_target)^2`` wrt
-    ``theta = (g, m, l)``; after one warm-up backward each, ``repeats`` rounds time one backward per
-    combination (``retain_graph``; nothing is cached between calls), interleaved so that load bursts
-    hit all combinations alike.  Returns one dict per combination with the median.
-    """
-    cases = []
-    for T in T_list:
-        x0, cost, target = _pendulum_problem(T, batch, seed, dtype)
-        for K in K_list:
-            for mode in modes:
-                dyn = PendulumDynamics(dtype=dtype)
-                solver = DiLQR(3, 1, T, max_iter=K, eps=0.0, grad_mode=mode, backward=backward,
-                               exit_unconverged=False, detach_unconverged=False, verbose=-1)
-                start = time.perf_counter()
-                _, u, info = solver(x0, cost, dyn)
-                forward = time.perf_counter() - start
-                loss = ((u - target) ** 2).sum()
-                loss.backward(retain_graph=True)
-                cases.append(({"T": T, "K": K, "mode": mode, "n_iter": info.n_iter, "forward_seconds": forward},
-                              loss, []))
-    for _ in range(repeats):
-        for _, loss, times in cases:
-            start = time.perf_counter()
-            loss.backward(retain_graph=True)
-            times.append(time.perf_counter() - start)
-    return [{**row, "backward_seconds": statistics.median(times)} for row, _, times in cases]
-
-
-def benchmark_forward(
-    T: int, K: int, batch: int = 8, repeats: int = 5, dtype: torch.dtype = torch.float64, seed: int = 0
-) -> dict:
-    """Median forward wall time of ``grad_mode="implicit"`` against a plain no-graph iLQR (``"none"``).
-
-    ``K`` iterations exactly (no early stop); one warm-up call per mode, repeats interleaved.
-    """
-    x0, cost, _ = _pendulum_problem(T, batch, seed, dtype)
-    dyn = PendulumDynamics(dtype=dtype)
-    solvers = {mode: DiLQR(3, 1, T, max_iter=K, eps=0.0, grad_mode=mode, detach_unconverged=False, verbose=-1)
-               for mode in ("none", "implicit")}
-    times: dict[str, list[float]] = {mode: [] for mode in solvers}
-    for _ in range(repeats + 1):  # interleaved, so that neither mode gets the cold first call
-        for mode, solver in solvers.items():
-            start = time.perf_counter()
-            solver(x0, cost, dyn)
-            times[mode].append(time.perf_counter() - start)
-    return {f"{mode}_seconds": statistics.median(t[1:]) for mode, t in times.items()}

@@ -25,8 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +34,14 @@ from scipy.optimize import minimize
 from torch import nn
 from torchdiffeq import odeint
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator, torch_generator
+from icml25.utils.validation import (
+    check_array,
+    check_choice,
+    check_consistent_length,
+    check_scalar,
+    check_sequence,
+)
 
 Affine = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 METHODS = ("mcbf", "blind", "worst_case", "none")
@@ -44,7 +50,7 @@ _G_IDLE = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
 
 
 # ----------------------------------------------------------------------------------------------
-# Plant: planar double integrator with unknown mass and drag (brief, item 1)
+# Plant: planar double integrator with unknown mass and drag
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlantParams:
@@ -58,11 +64,9 @@ class PlantParams:
 
     def __post_init__(self) -> None:
         for name in ("mass", "u_max"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            check_scalar(getattr(self, name), name, "real", min=0.0, inclusive="neither")
         for name in ("c_lin", "c_quad", "delta_w"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            check_scalar(getattr(self, name), name, "real", min=0.0)
 
 
 def point_robot_dynamics(x: np.ndarray, u: np.ndarray, params: PlantParams = PlantParams(),
@@ -107,7 +111,7 @@ def _unit_ball(rng: np.random.Generator, shape: tuple[int, ...], noise: str) -> 
 
 
 # ----------------------------------------------------------------------------------------------
-# Environment: random obstacle layouts (brief, item 1)
+# Environment: random obstacle layouts
 # ----------------------------------------------------------------------------------------------
 @dataclass
 class Layout:
@@ -119,16 +123,16 @@ class Layout:
     goal: np.ndarray
 
     def __post_init__(self) -> None:
-        self.obstacles = np.asarray(self.obstacles, float).reshape(-1, 2)
-        self.radii = np.asarray(self.radii, float).reshape(-1)
-        self.start = np.asarray(self.start, float).reshape(-1)
-        self.goal = np.asarray(self.goal, float).reshape(-1)
+        self.obstacles = check_array(self.obstacles, "obstacles", dtype=float).reshape(-1, 2)
+        self.radii = check_array(self.radii, "radii", dtype=float).reshape(-1)
+        self.start = check_array(self.start, "start", dtype=float).reshape(-1)
+        self.goal = check_array(self.goal, "goal", dtype=float).reshape(-1)
         if self.obstacles.shape[0] != self.radii.shape[0]:
             raise ValueError(f"{self.obstacles.shape[0]} obstacle centres but {self.radii.shape[0]} radii")
         if self.start.shape != (4,) or self.goal.shape != (2,):
             raise ValueError(f"start must have shape (4,) and goal (2,), got {self.start.shape}, {self.goal.shape}")
         if np.any(self.radii < 0):
-            raise ValueError("obstacle radii must be >= 0")
+            raise ValueError(f"radii must be >= 0, got min {self.radii.min():g}")
         for name, p in (("start", self.start[:2]), ("goal", self.goal)):
             inside = np.linalg.norm(p - self.obstacles, axis=-1) <= self.radii
             if np.any(inside):
@@ -164,7 +168,7 @@ def _path_exists(layout: Layout, gap: float, workspace: float, cell: float = 0.0
     return False
 
 
-def random_layout(seed: int | np.random.Generator | None = None, n_obstacles: tuple[int, int] = (3, 6),
+def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
                   workspace: float = 2.0, radius: tuple[float, float] = (0.1, 0.2), clearance: float = 0.3,
                   path_gap: float = 0.3, min_distance: float = 1.2, block_line: bool = True,
                   max_tries: int = 1000) -> Layout:
@@ -172,9 +176,8 @@ def random_layout(seed: int | np.random.Generator | None = None, n_obstacles: tu
 
     ``clearance``: start and goal keep this distance from every obstacle surface; ``path_gap``:
     obstacles keep this gap between them and a grid path from start to goal keeps this distance
-    from them (our feasibility test); ``block_line``
-    (ours): one obstacle sits near the middle of the start-goal segment, slightly off the line,
-    so that every episode meets a constraint.
+    from them (our feasibility test); ``block_line`` (our choice): one obstacle sits near the middle
+    of the start-goal segment, slightly off the line, so that every episode meets a constraint.
     """
     rng = as_generator(seed)
     lo, hi = n_obstacles
@@ -208,7 +211,7 @@ def random_layout(seed: int | np.random.Generator | None = None, n_obstacles: tu
 
 
 class PointRobotEnv:
-    """The true plant on a random obstacle layout, integrated with RK4 at ``dt`` (brief, item 1).
+    """The true plant on a random obstacle layout, integrated with RK4 at ``dt``.
 
     ``reset()`` samples a layout (or takes one) and returns the true state; ``step(u)`` clips
     ``u`` to the box, draws the disturbance ``|w| <= delta_w`` and returns the next true state.
@@ -216,13 +219,11 @@ class PointRobotEnv:
 
     def __init__(self, n_obstacles: tuple[int, int] = (3, 6), workspace: float = 2.0, dt: float = 0.02,
                  params: PlantParams = PlantParams(), r_safe: float = 0.05,
-                 seed: int | np.random.Generator | None = None) -> None:
-        if not dt > 0:
-            raise ValueError(f"dt must be > 0, got {dt!r}")
-        if not workspace > 0:
-            raise ValueError(f"workspace must be > 0, got {workspace!r}")
-        self.n_obstacles, self.workspace, self.dt = n_obstacles, float(workspace), float(dt)
-        self.params, self.r_safe = params, float(r_safe)
+                 seed: Seed = None) -> None:
+        self.dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
+        self.workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
+        self.n_obstacles, self.params = n_obstacles, params
+        self.r_safe = check_scalar(r_safe, "r_safe", "real", min=0.0)
         self.rng = as_generator(seed)
         self.layout: Layout | None = None
         self.x = np.zeros(4)
@@ -254,38 +255,29 @@ class PointRobotEnv:
 
 
 # ----------------------------------------------------------------------------------------------
-# Local sensing: the fibre radius delta_v(p) (brief, item 2)
+# Local sensing: the fibre radius delta_v(p)
 # ----------------------------------------------------------------------------------------------
 class LocalSensorModel:
     """Beacon sensing whose noise bound grows with distance: ``delta_v(p) = scale (delta0 + kappa min_j |p - s_j|)``.
 
     The fibre of the measurement bundle over ``x`` is ``{y : |y - x| <= delta_v}`` (position part;
     the velocity part has radius ``2 delta_v``).  ``noise="ball"`` draws uniformly in the ball,
-    ``"gauss"`` draws ``N(0, (delta_v / 2)^2)`` clipped to the ball.  ``correlation_time`` (ours,
-    seconds; 0 = white noise as in the brief) makes the unit noise an AR(1) process projected on
+    ``"gauss"`` draws ``N(0, (delta_v / 2)^2)`` clipped to the ball.  ``correlation_time`` (our addition,
+    seconds; 0 = white noise, the default) makes the unit noise an AR(1) process projected on
     the ball, a slowly varying sensor error that stays on the fibre.
     """
 
     def __init__(self, sensor_positions: np.ndarray | Sequence | None = None, delta0: float = 0.01,
                  kappa: float = 0.05, noise: str = "ball", scale: float = 1.0, correlation_time: float = 0.0
                  ) -> None:
-        if not correlation_time >= 0:
-            raise ValueError(f"correlation_time must be >= 0, got {correlation_time!r}")
-        if not delta0 > 0:
-            raise ValueError(f"delta0 must be > 0 (the fibre radius at a sensor), got {delta0!r}")
-        if not kappa >= 0:
-            raise ValueError(f"kappa must be >= 0, got {kappa!r}")
-        if not scale > 0:
-            raise ValueError(f"scale must be > 0, got {scale!r}")
-        if noise not in ("ball", "gauss"):
-            raise ValueError(f"noise must be 'ball' or 'gauss', got {noise!r}")
+        self.correlation_time = check_scalar(correlation_time, "correlation_time", "real", min=0.0)
+        self.delta0 = check_scalar(delta0, "delta0", "real", min=0.0, inclusive="neither")  # the radius at a sensor
+        self.kappa = check_scalar(kappa, "kappa", "real", min=0.0)
+        self.scale = check_scalar(scale, "scale", "real", min=0.0, inclusive="neither")
+        self.noise = check_choice(noise, "noise", ("ball", "gauss"))
         if sensor_positions is None:
             sensor_positions = [[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]]
-        self.sensors = np.asarray(sensor_positions, float)
-        if self.sensors.ndim != 2 or self.sensors.shape[1] != 2 or len(self.sensors) == 0:
-            raise ValueError(f"sensor_positions must have shape (S, 2) with S >= 1, got {self.sensors.shape}")
-        self.delta0, self.kappa, self.noise, self.scale = float(delta0), float(kappa), noise, float(scale)
-        self.correlation_time = float(correlation_time)
+        self.sensors = check_array(sensor_positions, "sensor_positions", shape=(None, 2), dtype=float, min_len=1)
 
     def rescaled(self, factor: float) -> LocalSensorModel:
         """The same sensors with every noise bound multiplied by ``factor``."""
@@ -311,13 +303,14 @@ class LocalSensorModel:
         d = np.maximum(self.radius(np.asarray(y)[..., :2]), self.scale * self.delta0)
         return np.stack([d, d, 2 * d, 2 * d], axis=-1)
 
-    def unit_noise(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    def unit_noise(self, seed: Seed, shape: tuple[int, ...]) -> np.ndarray:
         """Unscaled noise ``(*shape, 4)`` in the unit balls; ``apply`` scales it by the fibre radius."""
+        rng = as_generator(seed)
         return np.concatenate([_unit_ball(rng, shape, self.noise), _unit_ball(rng, shape, self.noise)], axis=-1)
 
-    def next_unit_noise(self, z: np.ndarray, rng: np.random.Generator, dt: float) -> np.ndarray:
+    def next_unit_noise(self, z: np.ndarray, seed: Seed, dt: float) -> np.ndarray:
         """The unit noise ``dt`` later: fresh draws if white, else ``rho z + sqrt(1 - rho^2) fresh`` on the ball."""
-        fresh = self.unit_noise(rng, z.shape[:-1])
+        fresh = self.unit_noise(seed, z.shape[:-1])
         if self.correlation_time == 0.0:
             return fresh
         rho = math.exp(-dt / self.correlation_time)
@@ -330,16 +323,16 @@ class LocalSensorModel:
         d = self.radius(x[..., :2])[..., None]
         return x + np.concatenate([d * z[..., :2], 2 * d * z[..., 2:]], axis=-1)
 
-    def measure_state(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def measure_state(self, x: np.ndarray, seed: Seed = None) -> np.ndarray:
         """A noisy state ``y_x`` on the fibre over ``x`` (shape of ``x``, last axis 4)."""
-        x = np.asarray(x, float)
-        return self.apply(x, self.unit_noise(rng, x.shape[:-1]))
+        x = check_array(x, "x", dtype=float)
+        return self.apply(x, self.unit_noise(seed, x.shape[:-1]))
 
-    def measure_obstacles(self, x: np.ndarray, obstacles: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def measure_obstacles(self, x: np.ndarray, obstacles: np.ndarray, seed: Seed = None) -> np.ndarray:
         """Relative obstacle measurements ``y_i = (p - o_i) + v_i`` with ``|v_i| <= delta_v(p)``, shape ``(n, 2)``."""
-        p = np.asarray(x, float)[:2]
-        rel = p - np.asarray(obstacles, float).reshape(-1, 2)
-        return rel + self.radius(p) * _unit_ball(rng, (rel.shape[0],), self.noise)
+        p = check_array(x, "x", dtype=float)[:2]
+        rel = p - check_array(obstacles, "obstacles", dtype=float).reshape(-1, 2)
+        return rel + self.radius(p) * _unit_ball(as_generator(seed), (rel.shape[0],), self.noise)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -389,7 +382,7 @@ def solve_qp_slsqp(u_nom: np.ndarray, A: np.ndarray, c: np.ndarray) -> tuple[np.
 
 
 # ----------------------------------------------------------------------------------------------
-# The measurement-aware CBF (brief, items 4-6)
+# The measurement-aware CBF
 # ----------------------------------------------------------------------------------------------
 class MeasurementAwareCBF:
     """mCBF ``b_i(x_hat, y) = Phi0_i(x_hat) - L_i(x_hat) delta_v - |grad Phi0_i| eps_f`` and its safety QP.
@@ -407,32 +400,27 @@ class MeasurementAwareCBF:
                  k1: float = 2.0, alpha: float = 5.0, delta_w: float = 0.02, model_err: float = 0.0,
                  mode: str = "adaptive", k_nearest: int = 3, worst_case_delta: float | None = None,
                  solver: str = "active_set") -> None:
-        self.obstacles = np.asarray(obstacles, float)
-        self.radii = np.asarray(radii, float)
-        if self.obstacles.ndim not in (2, 3) or self.obstacles.shape[-1] != 2:
+        self.obstacles = check_array(obstacles, "obstacles", ndim=(2, 3), dtype=float)
+        self.radii = check_array(radii, "radii", dtype=float)
+        if self.obstacles.shape[-1] != 2:
             raise ValueError(f"obstacles must have shape (n, 2) or (B, n, 2), got {self.obstacles.shape}")
         if self.radii.shape != self.obstacles.shape[:-1]:
             raise ValueError(f"radii must have shape {self.obstacles.shape[:-1]}, got {self.radii.shape}")
         if self.obstacles.shape[-2] == 0:
             raise ValueError("at least one obstacle is needed")
-        if mode not in ("adaptive", "blind", "worst_case"):
-            raise ValueError(f"mode must be 'adaptive', 'blind' or 'worst_case', got {mode!r}")
-        if mode == "worst_case" and (worst_case_delta is None or not worst_case_delta >= 0):
+        self.mode = check_choice(mode, "mode", ("adaptive", "blind", "worst_case"))
+        if mode == "worst_case" and worst_case_delta is None:
             raise ValueError("mode='worst_case' needs worst_case_delta >= 0 (e.g. LocalSensorModel.max_radius())")
-        if solver not in ("active_set", "slsqp"):
-            raise ValueError(f"solver must be 'active_set' or 'slsqp', got {solver!r}")
-        for name, val in (("r_safe", r_safe), ("delta_w", delta_w), ("model_err", model_err)):
-            if not val >= 0:
-                raise ValueError(f"{name} must be >= 0, got {val!r}")
-        for name, val in (("k1", k1), ("alpha", alpha)):
-            if not val > 0:
-                raise ValueError(f"{name} must be > 0, got {val!r}")
-        if not (isinstance(k_nearest, (int, np.integer)) and k_nearest >= 1):
-            raise ValueError(f"k_nearest must be an int >= 1, got {k_nearest!r}")
-        self.k_nearest = min(int(k_nearest), self.obstacles.shape[-2])  # clipped to the number of obstacles
-        self.r_safe, self.k1, self.alpha, self.delta_w = float(r_safe), float(k1), float(alpha), float(delta_w)
-        self.model_err, self.mode, self.solver = float(model_err), mode, solver
-        self.worst_case_delta = None if worst_case_delta is None else float(worst_case_delta)
+        self.worst_case_delta = (None if worst_case_delta is None
+                                 else check_scalar(worst_case_delta, "worst_case_delta", "real", min=0.0))
+        self.solver = check_choice(solver, "solver", ("active_set", "slsqp"))
+        self.r_safe, self.delta_w, self.model_err = (
+            check_scalar(v, name, "real", min=0.0)
+            for name, v in (("r_safe", r_safe), ("delta_w", delta_w), ("model_err", model_err)))
+        self.k1, self.alpha = (check_scalar(v, name, "real", min=0.0, inclusive="neither")
+                               for name, v in (("k1", k1), ("alpha", alpha)))
+        k_nearest = check_scalar(k_nearest, "k_nearest", "int", min=1)
+        self.k_nearest = min(k_nearest, self.obstacles.shape[-2])  # clipped to the number of obstacles
 
     # -- barrier pieces, all for states (B, 4); results (B, n) or (B, n, 2) ---------------------
     def _batch(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -472,9 +460,9 @@ class MeasurementAwareCBF:
             return np.zeros(n)
         if self.mode == "worst_case":
             return np.full(n, self.worst_case_delta)
-        delta = np.broadcast_to(np.asarray(delta_v, float), (n,))
-        if np.any(delta < 0) or not np.all(np.isfinite(delta)):
-            raise ValueError("delta_v must be finite and >= 0")
+        delta = np.broadcast_to(check_array(delta_v, "delta_v", dtype=float), (n,))
+        if np.any(delta < 0):
+            raise ValueError(f"delta_v must be >= 0, got min {delta.min():g}")
         return delta
 
     def barrier(self, x_hat: np.ndarray, delta_v: np.ndarray | float) -> np.ndarray:
@@ -488,18 +476,17 @@ class MeasurementAwareCBF:
 
     def filter(self, x_hat: np.ndarray, u_nom: np.ndarray, f_hat: Affine, delta_v: np.ndarray | float,
                u_max: float) -> tuple[np.ndarray, dict]:
-        """Safety QP (brief, item 6): closest ``|u|_inf <= u_max`` to ``u_nom`` with, for the k nearest obstacles,
+        """Safety QP: closest ``|u|_inf <= u_max`` to ``u_nom`` with, for the k nearest obstacles,
         ``grad Phi0_i . f_hat(x_hat, u) - |dPhi0_i/dv| delta_w + alpha b_i >= 0``.
 
         ``f_hat`` maps states ``(B, 4)`` to the control-affine parts ``(f0 (B, 4), G (B, 4, 2))``.
         Where the QP is infeasible the robot brakes at full force, ``u = -u_max sign(v_hat)``.
         Returns ``u`` and ``info`` with ``infeasible (B,)``, ``active (B,)`` and ``barrier (B, k)``.
         """
-        if not u_max > 0:
-            raise ValueError(f"u_max must be > 0, got {u_max!r}")
+        u_max = check_scalar(u_max, "u_max", "real", min=0.0, inclusive="neither")
         single = np.ndim(x_hat) == 1
-        x2 = np.atleast_2d(np.asarray(x_hat, float))
-        un = np.atleast_2d(np.asarray(u_nom, float))
+        x2 = np.atleast_2d(check_array(x_hat, "x_hat", dtype=float))
+        un = np.atleast_2d(check_array(u_nom, "u_nom", dtype=float))
         if x2.shape[1] != 4 or un.shape != (len(x2), 2):
             raise ValueError(f"x_hat must be (B, 4) and u_nom (B, 2), got {x2.shape} and {un.shape}")
         _, obs, rad = self._batch(x2)
@@ -531,7 +518,7 @@ class MeasurementAwareCBF:
 
 
 # ----------------------------------------------------------------------------------------------
-# The connection as an observer (brief, item 3)
+# The connection as an observer
 # ----------------------------------------------------------------------------------------------
 class BundleObserver:
     """``x_hat' = f_hat(x_hat, u) + K(x_hat)(y - x_hat)`` with ``K(x) = k0 delta_min / delta_v(x)`` (explicit Euler).
@@ -542,11 +529,9 @@ class BundleObserver:
 
     def __init__(self, f_hat: Affine, sensor_model: LocalSensorModel, k0: float = 5.0, mode: str = "connection"
                  ) -> None:
-        if not k0 > 0:
-            raise ValueError(f"k0 must be > 0, got {k0!r}")
-        if mode not in ("connection", "raw"):
-            raise ValueError(f"mode must be 'connection' or 'raw', got {mode!r}")
-        self.f_hat, self.sensor, self.k0, self.mode = f_hat, sensor_model, float(k0), mode
+        self.k0 = check_scalar(k0, "k0", "real", min=0.0, inclusive="neither")
+        self.mode = check_choice(mode, "mode", ("connection", "raw"))
+        self.f_hat, self.sensor = f_hat, sensor_model
 
     def gain(self, x_hat: np.ndarray) -> np.ndarray:
         """Scalar gain ``K(x_hat)`` per state, ``(B,)``."""
@@ -563,25 +548,8 @@ class BundleObserver:
 
 
 # ----------------------------------------------------------------------------------------------
-# Neural ODE dynamics learning (brief, item 7)
+# Neural ODE dynamics learning
 # ----------------------------------------------------------------------------------------------
-@contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` intra-op PyTorch threads (restored afterwards; ``None`` leaves them alone).
-
-    The MLPs here are tiny: one thread is fastest, and several threads on a busy CPU can be 10x slower.
-    """
-    if n is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 def _mlp(sizes: Sequence[int], generator: torch.Generator) -> nn.Sequential:
     """ReLU MLP with PyTorch's default initialisation, except a zero output layer (the field starts simple)."""
     layers: list[nn.Module] = []
@@ -604,7 +572,7 @@ class NeuralODEDynamics(nn.Module):
     """Learned vector field ``f_theta(x, u)``.
 
     ``structured=True``: ``[v; (u - r_theta(.)) / m_theta]`` with the drag MLP ``r_theta`` of the
-    state (``drag_inputs="state"``, the brief) or of the velocity only (``"velocity"``, ours) and a
+    state (``drag_inputs="state"``, the default) or of the velocity only (``"velocity"``, our variant) and a
     learned mass starting at the nominal ``mass_init`` (physics prior: control-affine, known
     kinematics).  ``structured=False``: a black-box MLP on ``(x, u)``.  Hidden sizes 128-64-32 with
     ReLU as in the paper; the output layer starts at zero.
@@ -612,16 +580,14 @@ class NeuralODEDynamics(nn.Module):
 
     def __init__(self, state_dim: int = 4, ctrl_dim: int = 2, hidden: Sequence[int] = (128, 64, 32),
                  structured: bool = True, drag_inputs: str = "state", mass_init: float = 1.0,
-                 seed: int | None = None) -> None:
+                 seed: Seed | torch.Generator = 0) -> None:
         super().__init__()
-        if not mass_init > 0:
-            raise ValueError(f"mass_init must be > 0, got {mass_init!r}")
-        if drag_inputs not in ("state", "velocity"):
-            raise ValueError(f"drag_inputs must be 'state' or 'velocity', got {drag_inputs!r}")
+        mass_init = check_scalar(mass_init, "mass_init", "real", min=0.0, inclusive="neither")
+        check_choice(drag_inputs, "drag_inputs", ("state", "velocity"))
         if structured and state_dim != 2 * ctrl_dim:
             raise ValueError(f"structured=True needs state_dim == 2 * ctrl_dim (positions, velocities), "
                              f"got {state_dim} and {ctrl_dim}")
-        g = torch.Generator().manual_seed(0 if seed is None else int(seed))
+        g = torch_generator(seed)
         self.state_dim, self.ctrl_dim, self.structured = state_dim, ctrl_dim, structured
         self.drag_inputs = drag_inputs
         if structured:
@@ -691,25 +657,25 @@ def _segments(y: np.ndarray, u: np.ndarray, horizon: int, stride: int) -> tuple[
     return ys, us
 
 
-def _check_trajectories(trajs_y: np.ndarray, controls: np.ndarray, dt: float, horizon: int) -> None:
-    if trajs_y.ndim != 3 or controls.ndim != 3 or trajs_y.shape[0] != controls.shape[0]:
-        raise ValueError(f"trajs_y must be (N, T+1, d) and controls (N, T, m), got {trajs_y.shape}, {controls.shape}")
+def _check_trajectories(trajs_y: np.ndarray, controls: np.ndarray, dt: float, horizon: int,
+                        names: tuple[str, str] = ("trajs_y", "controls")) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Measured trajectories ``(N, T+1, d)``, controls ``(N, T, m)``, the step and a segment horizon, checked."""
+    trajs_y = check_array(trajs_y, names[0], ndim=3, dtype=float)
+    controls = check_array(controls, names[1], ndim=3, dtype=float)
+    check_consistent_length(trajs_y, controls, names=names)
     if trajs_y.shape[1] != controls.shape[1] + 1:
-        raise ValueError(f"trajs_y needs one more time step than controls, got {trajs_y.shape[1]} "
+        raise ValueError(f"{names[0]} must have one more time step than {names[1]}, got {trajs_y.shape[1]} "
                          f"and {controls.shape[1]}")
-    if not (isinstance(horizon, (int, np.integer)) and 1 <= horizon <= controls.shape[1]):
-        raise ValueError(f"horizon must be an int in [1, {controls.shape[1]}], got {horizon!r}")
-    if not dt > 0:
-        raise ValueError(f"dt must be > 0, got {dt!r}")
-    if not (np.all(np.isfinite(trajs_y)) and np.all(np.isfinite(controls))):
-        raise ValueError("trajs_y and controls must be finite")
+    horizon = check_scalar(horizon, "horizon", "int", min=1, max=controls.shape[1])
+    dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
+    return trajs_y, controls, dt, horizon
 
 
 def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.ndarray, dt: float,
                    sigma_fn: Callable[[torch.Tensor], torch.Tensor], weighting: bool = True, horizon: int = 10,
                    steps: int = 1500, lr: float = 1e-3, batch_size: int | None = 256, stride: int | None = None,
                    sigma_floor: float = 1e-3, cosine: bool = True, initial: str = "measured",
-                   num_threads: int | None = 1, seed: int = 0) -> list[float]:
+                   seed: Seed | torch.Generator = 0) -> list[float]:
     """Uncertainty-weighted multiple shooting (the paper's eq. 14 with trajectory matching).
 
     Trajectories ``trajs_y (N, T+1, 4)`` of measured states under ``controls (N, T, 2)`` are cut
@@ -718,16 +684,13 @@ def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.n
     ``Sigma_i = diag(sigma_fn(y_i))^2`` floored at ``sigma_floor``.  ``weighting=False`` is the
     unweighted ablation.  Adam on random batches of ``batch_size`` segments (segments start every
     ``stride`` steps, default ``horizon``), cosine-annealed learning rate if ``cosine``; returns the
-    loss per step.  ``initial="learned"`` (ours, classic multiple shooting) makes each segment's
+    loss per step.  ``initial="learned"`` (our option, classic multiple shooting) makes each segment's
     initial state a free parameter, started at and fitted to its measurement like the other points.
-    ``num_threads``: PyTorch threads during the fit (see ``torch_threads``).
+    ``seed`` drives the batch order.
     """
-    trajs_y, controls = np.asarray(trajs_y, float), np.asarray(controls, float)
-    _check_trajectories(trajs_y, controls, dt, horizon)
-    if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    if initial not in ("measured", "learned"):
-        raise ValueError(f"initial must be 'measured' or 'learned', got {initial!r}")
+    trajs_y, controls, dt, horizon = _check_trajectories(trajs_y, controls, dt, horizon)
+    steps = check_scalar(steps, "steps", "int", min=1)
+    check_choice(initial, "initial", ("measured", "learned"))
     p = next(model.parameters())
     ys, us = _segments(trajs_y, controls, horizon, stride or horizon)
     Y = torch.as_tensor(ys, dtype=p.dtype, device=p.device)
@@ -739,24 +702,23 @@ def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.n
     else:
         w = torch.ones_like(Y[:, first:])
     X0 = nn.Parameter(Y[:, 0].clone()) if initial == "learned" else Y[:, 0]
-    g = torch.Generator().manual_seed(int(seed))
+    g = torch_generator(seed)
     opt = torch.optim.Adam([*model.parameters(), X0] if initial == "learned" else model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=int(steps)) if cosine else None
     n_seg = Y.shape[0]
     history = []
-    with torch_threads(num_threads):
-        for _ in range(int(steps)):
-            idx = torch.randperm(n_seg, generator=g)[:batch_size] if batch_size and batch_size < n_seg else slice(None)
-            pred = shoot(model, X0[idx], U[:, idx], dt)[first:].transpose(0, 1)  # (b, H + 1 - first, 4)
-            loss = torch.mean(w[idx] * (pred - Y[idx, first:]) ** 2)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            if sched is not None:
-                sched.step()
-            history.append(float(loss.detach()))
-            if not math.isfinite(history[-1]):
-                raise FloatingPointError("the Neural ODE loss became non-finite; lower lr or check the data")
+    for _ in range(steps):
+        idx = torch.randperm(n_seg, generator=g)[:batch_size] if batch_size and batch_size < n_seg else slice(None)
+        pred = shoot(model, X0[idx], U[:, idx], dt)[first:].transpose(0, 1)  # (b, H + 1 - first, 4)
+        loss = torch.mean(w[idx] * (pred - Y[idx, first:]) ** 2)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if sched is not None:
+            sched.step()
+        history.append(float(loss.detach()))
+        if not math.isfinite(history[-1]):
+            raise FloatingPointError("the Neural ODE loss became non-finite; lower lr or check the data")
     return history
 
 
@@ -766,10 +728,8 @@ def shooting_error_quantile(model: NeuralODEDynamics, trajs_x: np.ndarray, contr
 
     Our estimate of the model-error bound ``eps_f`` of the mCBF (state units, one segment ahead).
     """
-    trajs_x, controls = np.asarray(trajs_x, float), np.asarray(controls, float)
-    _check_trajectories(trajs_x, controls, dt, horizon)
-    if not 0 < q <= 1:
-        raise ValueError(f"q must be in (0, 1], got {q!r}")
+    trajs_x, controls, dt, horizon = _check_trajectories(trajs_x, controls, dt, horizon, ("trajs_x", "controls"))
+    q = check_scalar(q, "q", "real", min=0.0, max=1.0, inclusive="right")
     p = next(model.parameters())
     xs, us = _segments(trajs_x, controls, horizon, horizon)
     with torch.no_grad():
@@ -782,7 +742,7 @@ def shooting_error_quantile(model: NeuralODEDynamics, trajs_x: np.ndarray, contr
 def vector_field_error(model: NeuralODEDynamics, x: np.ndarray, u: np.ndarray,
                        params: PlantParams = PlantParams()) -> float:
     """Relative error ``sqrt(sum |f_hat - f|^2 / sum |f|^2)`` of the learned field on clean points ``(x, u)``."""
-    x, u = np.asarray(x, float), np.asarray(u, float)
+    x, u = check_array(x, "x", dtype=float), check_array(u, "u", dtype=float)
     p = next(model.parameters())
     with torch.no_grad():
         f_hat = model(torch.as_tensor(x, dtype=p.dtype), torch.as_tensor(u, dtype=p.dtype)).numpy()
@@ -792,7 +752,7 @@ def vector_field_error(model: NeuralODEDynamics, x: np.ndarray, u: np.ndarray,
 
 def exploration_data(n_traj: int = 40, duration: float = 2.0, dt: float = 0.02, sensor: LocalSensorModel | None = None,
                      params: PlantParams = PlantParams(), workspace: float = 2.0, v0: float = 1.0,
-                     freq: tuple[float, float] = (1.0, 15.0), seed: int | np.random.Generator | None = None
+                     freq: tuple[float, float] = (1.0, 15.0), seed: Seed = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exploration trajectories under random smooth controls (sums of three sinusoids per axis, ``freq`` rad/s).
 
@@ -804,9 +764,10 @@ def exploration_data(n_traj: int = 40, duration: float = 2.0, dt: float = 0.02, 
     """
     rng = as_generator(seed)
     sensor = sensor or LocalSensorModel()
+    n_traj = check_scalar(n_traj, "n_traj", "int", min=1)
+    dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
+    duration = check_scalar(duration, "duration", "real", min=dt)
     T = int(round(duration / dt))
-    if n_traj < 1 or T < 1:
-        raise ValueError(f"need n_traj >= 1 and duration >= dt, got {n_traj}, {duration}")
     t = np.arange(T) * dt
     amp = rng.uniform(0.3, 1.0, (n_traj, 3, 2)) * params.u_max
     freq = rng.uniform(freq[0], freq[1], (n_traj, 3, 2))
@@ -827,7 +788,7 @@ def exploration_data(n_traj: int = 40, duration: float = 2.0, dt: float = 0.02, 
 
 
 # ----------------------------------------------------------------------------------------------
-# Closed-loop episodes (brief, item 8)
+# Closed-loop episodes
 # ----------------------------------------------------------------------------------------------
 @dataclass
 class EpisodeConfig:
@@ -860,8 +821,7 @@ def _stack_layouts(layouts: Sequence[Layout]) -> tuple[np.ndarray, np.ndarray]:
 
 def rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[str, float]],
             sensor: LocalSensorModel | None = None, params: PlantParams = PlantParams(),
-            config: EpisodeConfig | None = None, seed: int = 0, record: bool = False,
-            num_threads: int | None = 1) -> list[dict]:
+            config: EpisodeConfig | None = None, seed: Seed = 0, record: bool = False) -> list[dict]:
     """Run every layout under every ``(method, noise_scale)`` group, all in lockstep, with common random numbers.
 
     ``method`` is ``"mcbf"`` (adaptive margin, connection observer), ``"blind"`` (no margin, raw
@@ -869,22 +829,12 @@ def rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[str
     Each step: measure, estimate, nominal PD ``u = Kp (goal - p_hat) - Kd v_hat``, safety QP,
     RK4 step of the true plant with disturbance.  Returns one metrics dict per group
     (see ``summarize``) with per-episode arrays; ``record=True`` adds the true positions
-    ``"trajectory" (steps + 1, E, 2)``.  ``num_threads``: PyTorch threads for ``f_hat`` (``torch_threads``).
+    ``"trajectory" (steps + 1, E, 2)``.
     """
-    with torch_threads(num_threads):
-        return _rollout(layouts, f_hat, groups, sensor, params, config, seed, record)
-
-
-def _rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[str, float]],
-             sensor: LocalSensorModel | None, params: PlantParams, config: EpisodeConfig | None, seed: int,
-             record: bool) -> list[dict]:
-    if not layouts:
-        raise ValueError("layouts must not be empty")
-    for method, scale in groups:
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if not scale > 0:
-            raise ValueError(f"noise scale must be > 0, got {scale!r}")
+    check_sequence(layouts, "layouts", min_len=1)
+    for i, (method, scale) in enumerate(groups):
+        check_choice(method, f"groups[{i}] method", METHODS)
+        check_scalar(scale, f"groups[{i}] noise scale", "real", min=0.0, inclusive="neither")
     cfg = config or EpisodeConfig()
     base = sensor or LocalSensorModel()
     E, Gn = len(layouts), len(groups)
@@ -900,7 +850,7 @@ def _rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[st
         observers.append(BundleObserver(f_hat, sen, cfg.k0, cfg.observer[method]))
     goal = np.stack([lay.goal for lay in layouts])
     x = np.tile(np.stack([lay.start for lay in layouts]), (Gn, 1))  # (G*E, 4), group-major
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     n_steps = int(round(cfg.horizon_s / cfg.dt))
     sl = [slice(g * E, (g + 1) * E) for g in range(Gn)]
 
@@ -999,12 +949,11 @@ def summarize(ep: dict[str, np.ndarray]) -> dict:
     }
 
 
-def run_episodes(f_hat: Affine, method: str = "mcbf", n_episodes: int = 30, noise_scale: float = 1.0, seed: int = 0,
+def run_episodes(f_hat: Affine, method: str = "mcbf", n_episodes: int = 30, noise_scale: float = 1.0, seed: Seed = 0,
                  sensor: LocalSensorModel | None = None, params: PlantParams = PlantParams(),
                  config: EpisodeConfig | None = None) -> dict:
     """Closed-loop metrics of one method on ``n_episodes`` random layouts (``SR, CSR, PL, ACM, min_clearance``)."""
-    if not (isinstance(n_episodes, (int, np.integer)) and n_episodes >= 1):
-        raise ValueError(f"n_episodes must be an int >= 1, got {n_episodes!r}")
-    rng = np.random.default_rng(seed)
+    n_episodes = check_scalar(n_episodes, "n_episodes", "int", min=1)
+    rng = as_generator(seed)
     layouts = [random_layout(rng) for _ in range(n_episodes)]
     return rollout(layouts, f_hat, [(method, noise_scale)], sensor, params, config, seed)[0]

@@ -39,19 +39,21 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from icml25.utils.validation import check_instance, check_scalar
+
 QuadCost = namedtuple("QuadCost", ["C", "c"])
 QuadCost.__doc__ = "Quadratic cost ``sum_t 1/2 tau_t' C_t tau_t + c_t' tau_t`` (mpc.pytorch's ``QuadCost``)."
 LinDx = namedtuple("LinDx", ["F", "f"], defaults=(None,))
 LinDx.__doc__ = "Affine dynamics ``x_{t+1} = F_t tau_t + f_t`` (mpc.pytorch's ``LinDx``; ``f`` may be None)."
 
-__all__ = ["QuadCost", "LinDx", "lqr_solve", "box_qp", "ILQRResult", "ilqr_solve"]
+__all__ = ["QuadCost", "LinDx", "lqr_solve", "box_qp", "ILQRResult", "ilqr_solve", "expand_bounds"]
 
 
 # --------------------------------------------------------------------------- validation
 def expand_cost(C: Tensor, c: Tensor, T: int, B: int, n_sc: int) -> tuple[Tensor, Tensor]:
     """Broadcast ``C`` ([N,N], [T,N,N] or [T,B,N,N]) and ``c`` ([N], [T,N] or [T,B,N]) to full shape."""
-    if not isinstance(C, Tensor) or not isinstance(c, Tensor):
-        raise TypeError("QuadCost.C and QuadCost.c must be torch tensors")
+    for name, t in (("QuadCost.C", C), ("QuadCost.c", c)):
+        check_instance(t, name, Tensor, "a torch tensor")
     want_C = f"[{n_sc},{n_sc}], [{T},{n_sc},{n_sc}] or [{T},{B},{n_sc},{n_sc}]"
     if C.dim() == 2:
         C = C.expand(T, B, -1, -1)
@@ -71,8 +73,7 @@ def expand_cost(C: Tensor, c: Tensor, T: int, B: int, n_sc: int) -> tuple[Tensor
 
 def expand_lin_dx(F: Tensor, f: Tensor | None, T: int, B: int, n: int, n_sc: int) -> tuple[Tensor, Tensor]:
     """Broadcast ``F`` ([n,N], [T-1,n,N] or [T-1,B,n,N]; T entries allowed) and ``f`` to ``[T-1,B,...]``."""
-    if not isinstance(F, Tensor):
-        raise TypeError("LinDx.F must be a torch tensor")
+    check_instance(F, "LinDx.F", Tensor, "a torch tensor")
     if F.dim() == 2:
         F = F.expand(max(T - 1, 0), B, -1, -1)
     elif F.dim() == 3:
@@ -85,8 +86,7 @@ def expand_lin_dx(F: Tensor, f: Tensor | None, T: int, B: int, n: int, n_sc: int
     F = F[: T - 1]
     if f is None:
         return F, F.new_zeros(T - 1, B, n)
-    if not isinstance(f, Tensor):
-        raise TypeError("LinDx.f must be a torch tensor or None")
+    check_instance(f, "LinDx.f", Tensor, "a torch tensor or None")
     if f.dim() == 1:
         f = f.expand(max(T - 1, 0), B, -1)
     elif f.dim() == 2:
@@ -107,7 +107,8 @@ def check_control_pd(C: Tensor, n: int) -> None:
         )
 
 
-def _bounds(bound: float | Tensor | None, T: int, B: int, m: int, like: Tensor) -> Tensor | None:
+def expand_bounds(bound: float | Tensor | None, T: int, B: int, m: int, like: Tensor) -> Tensor | None:
+    """Broadcast a control bound (a float, ``[m]``, ``[T, m]`` or ``[T, B, m]``) to ``[T, B, m]``; None stays None."""
     if bound is None:
         return None
     b = torch.as_tensor(bound, dtype=like.dtype, device=like.device)
@@ -446,12 +447,13 @@ def lqr_solve(
     gradient.  Raises ``ValueError`` on shape mismatches, non-finite input or a ``C_uu`` that is not
     positive definite.
     """
-    if not isinstance(x_init, Tensor) or x_init.dim() != 2:
-        raise ValueError(f"x_init must be a tensor of shape [batch, n_state], got {getattr(x_init, 'shape', x_init)}")
+    check_instance(x_init, "x_init", Tensor, "a torch tensor")
+    check_instance(C, "C", Tensor, "a torch tensor")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
+    if x_init.dim() != 2:
+        raise ValueError(f"x_init must have shape [batch, n_state], got {tuple(x_init.shape)}")
     B, n = x_init.shape
-    if not isinstance(C, Tensor) or C.dim() < 2:
-        raise ValueError("C must be a tensor of shape [T, batch, n_state+n_ctrl, n_state+n_ctrl]")
-    n_sc = C.shape[-1]
+    n_sc = C.shape[-1] if C.dim() else 0
     if C.dim() not in (3, 4):
         raise ValueError("C must be 3-D [T,N,N] or 4-D [T,B,N,N] so that the horizon T is known")
     T = C.shape[0]
@@ -463,10 +465,10 @@ def lqr_solve(
         if tensor.dtype != x_init.dtype:
             raise TypeError(f"{name} has dtype {tensor.dtype} but x_init has {x_init.dtype}; use one dtype")
         if not bool(torch.isfinite(tensor.detach()).all()):
-            raise ValueError(f"{name} contains NaN or inf")
+            raise ValueError(f"{name} must contain only finite values, got NaN or inf")
     check_control_pd(C, n)
-    lo = _bounds(u_lower, T, B, n_sc - n, x_init)
-    hi = _bounds(u_upper, T, B, n_sc - n, x_init)
+    lo = expand_bounds(u_lower, T, B, n_sc - n, x_init)
+    hi = expand_bounds(u_upper, T, B, n_sc - n, x_init)
     if (lo is None) != (hi is None):
         raise ValueError("give both u_lower and u_upper, or neither")
     if lo is None:

@@ -5,7 +5,7 @@ The data of the iSSM paper (Nejatbakhsh & Wang, ICML 2025) and of its official c
 
 - ``stimulation_protocol``: pulses of random sign, one stimulated latent at a time.
 - ``simulate_linear_latent``: a linear latent system ``x_t = M x_{t-1}`` seen through a fixed random
-  tanh MLP, the brief's quick-scale ground truth (``M = 0.98 Rot(0.1)``).
+  tanh MLP with ``M = 0.98 Rot(0.1)`` (the small ground truth of the reproduction).
 - ``simulate_dynamic_attractor``: the "motor cortex" model (a fast radius and a rotating phase).
 
 In both simulators a stimulation is an intervention: a stimulated latent is *set* to the stimulus
@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_scalar
 
 __all__ = [
     "rotation_transition",
@@ -28,24 +29,6 @@ __all__ = [
     "stimulation_protocol",
     "stimulation_trials",
 ]
-
-
-def _check_int(name: str, value: int, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_nonneg(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0.0 <= value < np.inf:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def _check_dt(dt: float) -> float:
-    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)) or not 0.0 < dt < 1.0:
-        raise ValueError(f"dt must lie strictly between 0 and 1, got {dt!r}")
-    return float(dt)
 
 
 def stimulation_protocol(
@@ -57,7 +40,7 @@ def stimulation_protocol(
     rest_d: float = 1.0,
     repetition: int = 5,
     sigma: float = 0.5,
-    seed: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> np.ndarray:
     """One trial's stimulation, shape ``(n_steps, n_latent)``; zero where nothing is stimulated.
 
@@ -68,22 +51,21 @@ def stimulation_protocol(
     window.)  Every nonzero entry then gets ``N(0, sigma^2)`` jitter.  ``amplitude=0`` gives the
     purely observational regime (all zeros).
     """
-    n_steps = _check_int("n_steps", n_steps, 1)
-    n_latent = _check_int("n_latent", n_latent, 1)
-    repetition = _check_int("repetition", repetition, 0)
-    stim_d, rest_d, sigma = (_check_nonneg(n, v) for n, v in (("stim_d", stim_d), ("rest_d", rest_d), ("sigma", sigma)))
-    if stim_d == 0.0:
-        raise ValueError("stim_d must be > 0 (use amplitude=0 or repetition=0 for no stimulation)")
+    n_steps = check_scalar(n_steps, "n_steps", "int", min=1)
+    n_latent = check_scalar(n_latent, "n_latent", "int", min=1)
+    repetition = check_scalar(repetition, "repetition", "int", min=0)
+    stim_d = check_scalar(stim_d, "stim_d", "real", min=0.0, inclusive="neither")
+    rest_d, sigma = (check_scalar(v, n, "real", min=0.0) for n, v in (("rest_d", rest_d), ("sigma", sigma)))
     targets = list(range(n_latent)) if stimulated is None else [int(i) for i in stimulated]
     if not targets or len(set(targets)) != len(targets) or not all(0 <= i < n_latent for i in targets):
         raise ValueError(f"stimulated must be distinct latent indices in [0, {n_latent}), got {stimulated!r}")
-    amp = np.asarray(amplitude, dtype=float)
+    amp = check_array(amplitude, "amplitude", ndim=(0, 1), dtype=float)
     if amp.ndim == 0:
         amp = np.full(n_latent, float(amp))
     elif amp.shape != (n_latent,):
         raise ValueError(f"amplitude must be a number or have length n_latent={n_latent}, got shape {amp.shape}")
-    if not np.all(np.isfinite(amp)) or np.any(amp < 0):
-        raise ValueError(f"amplitude must be finite and >= 0, got {amplitude!r}")
+    if np.any(amp < 0):
+        raise ValueError(f"amplitude must be >= 0, got {amplitude!r}")
     rng = as_generator(seed)
     u = np.zeros((n_steps, n_latent))
     n_slots = repetition * len(targets)
@@ -100,10 +82,10 @@ def stimulation_protocol(
     return u
 
 
-def stimulation_trials(n_trials: int, n_steps: int, n_latent: int, seed: int | np.random.Generator | None = None,
+def stimulation_trials(n_trials: int, n_steps: int, n_latent: int, seed: Seed = None,
                        **protocol: object) -> np.ndarray:
     """``n_trials`` independent draws of ``stimulation_protocol`` (new signs and jitter), ``(K, T, D)``."""
-    n_trials = _check_int("n_trials", n_trials, 1)
+    n_trials = check_scalar(n_trials, "n_trials", "int", min=1)
     rng = as_generator(seed)
     return np.stack([stimulation_protocol(n_steps, n_latent, seed=rng, **protocol) for _ in range(n_trials)])
 
@@ -111,19 +93,17 @@ def stimulation_trials(n_trials: int, n_steps: int, n_latent: int, seed: int | n
 def _check_inputs(u: np.ndarray | None, K: int, T: int, D: int) -> np.ndarray:
     if u is None:
         return np.zeros((K, T, D))
-    u = np.asarray(u, dtype=float)
+    u = check_array(u, "u", dtype=float)
     if u.ndim == 2:
         u = np.broadcast_to(u, (K, *u.shape))
     if u.shape != (K, T, D):
         raise ValueError(f"u must have shape (T, D) = ({T}, {D}) or (K, T, D) = ({K}, {T}, {D}), got {u.shape}")
-    if not np.all(np.isfinite(u)):
-        raise ValueError("u must be finite (no NaN or inf)")
     return u
 
 
 def rotation_transition(D: int = 2, theta: float = 0.1, decay: float = 0.98) -> np.ndarray:
     """``decay * R`` with ``R`` a rotation by ``theta`` in the plane of the first two latents (identity elsewhere)."""
-    D = _check_int("D", D, 2)
+    D = check_scalar(D, "D", "int", min=2)
     M = np.eye(D)
     c, s = np.cos(theta), np.sin(theta)
     M[:2, :2] = [[c, -s], [s, c]]
@@ -143,7 +123,7 @@ def simulate_linear_latent(
     obs_noise: float = 0.05,
     process_noise: float = 0.0,
     x0_scale: float = 0.01,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """A linear latent system under interventions, observed through a fixed random 2-layer tanh MLP.
 
@@ -157,14 +137,15 @@ def simulate_linear_latent(
     ``M``, ``A``, ``W1``, ``b1``, ``W2``, ``b2`` and the noiseless ``y_mean``.  The emission weights
     are drawn first from the generator, so the same seed gives the same emission for any ``K``, ``T``, ``u``.
     """
-    K, T, D, N, hidden = (_check_int(n, v, 1) for n, v in (("K", K), ("T", T), ("D", D), ("N", N), ("hidden", hidden)))
-    dt = _check_dt(dt)
+    K, T, D, N, hidden = (check_scalar(v, n, "int", min=1)
+                          for n, v in (("K", K), ("T", T), ("D", D), ("N", N), ("hidden", hidden)))
+    dt = check_scalar(dt, "dt", "real", min=0.0, max=1.0, inclusive="neither")
     obs_noise, process_noise, x0_scale = (
-        _check_nonneg(n, v) for n, v in (("obs_noise", obs_noise), ("process_noise", process_noise),
-                                         ("x0_scale", x0_scale)))
+        check_scalar(v, n, "real", min=0.0) for n, v in (("obs_noise", obs_noise), ("process_noise", process_noise),
+                                                         ("x0_scale", x0_scale)))
     if transition is None:
         transition = rotation_transition(D) if D >= 2 else np.full((1, 1), 0.98)
-    M = np.asarray(transition, dtype=float)
+    M = check_array(transition, "transition", ndim=2, dtype=float)
     if M.shape != (D, D):
         raise ValueError(f"transition must have shape (D, D) = ({D}, {D}), got {M.shape}")
     u = _check_inputs(u, K, T, D)
@@ -196,7 +177,7 @@ def simulate_dynamic_attractor(
     a2: float = 1.2,
     sigma: float = 0.0,
     x0_scale: float = 0.01,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The official ``DynamicAttractor`` "motor cortex" model, Euler-integrated under interventions.
 
@@ -205,11 +186,10 @@ def simulate_dynamic_attractor(
     as ``y = ((1 - x1) cos x2, (1 - x1) sin x2)`` without noise (as in the official demo).  ``T`` is
     in time units, so there are ``round(T / dt)`` steps.  Returns ``x`` and ``y``, both ``(K, steps, 2)``.
     """
-    K = _check_int("K", K, 1)
-    dt = _check_dt(dt)
-    if isinstance(T, bool) or not isinstance(T, (int, float, np.floating)) or not dt <= T < np.inf:
-        raise ValueError(f"T must be a time span >= dt, got {T!r}")
-    sigma, x0_scale = _check_nonneg("sigma", sigma), _check_nonneg("x0_scale", x0_scale)
+    K = check_scalar(K, "K", "int", min=1)
+    dt = check_scalar(dt, "dt", "real", min=0.0, max=1.0, inclusive="neither")
+    T = check_scalar(T, "T", "real", min=dt)
+    sigma, x0_scale = check_scalar(sigma, "sigma", "real", min=0.0), check_scalar(x0_scale, "x0_scale", "real", min=0.0)
     steps = int(round(T / dt))
     u = _check_inputs(u, K, steps, 2)
     rng = as_generator(seed)

@@ -37,6 +37,9 @@ import torch
 from scipy.optimize import linear_sum_assignment
 from torch import nn
 
+from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.validation import check_array, check_bool, check_choice, check_scalar
+
 __all__ = [
     "ISSM",
     "InterventionalLDS",
@@ -50,18 +53,6 @@ __all__ = [
 
 _LOG_2PI = math.log(2.0 * math.pi)
 ArrayLike = np.ndarray | torch.Tensor
-
-
-def _check_dim(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0.0 < value < math.inf:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _gaussian_tril_log_prob(r: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
@@ -103,16 +94,12 @@ class InterventionalLDS(nn.Module):
         init_scale: float | None = None,
     ) -> None:
         super().__init__()
-        self.D, self.M = _check_dim("D", D), _check_dim("M", M)
-        if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)) or not 0.0 < dt < 1.0:
-            raise ValueError(f"dt must lie strictly between 0 and 1, got {dt!r}")
-        self.dt = float(dt)
+        self.D, self.M = check_scalar(D, "D", "int", min=1), check_scalar(M, "M", "int", min=1)
+        self.dt = check_scalar(dt, "dt", "real", min=0.0, max=1.0, inclusive="neither")
         self.interventional = bool(interventional)
         self.learn_B = bool(learn_B)
-        self.B_sparsity = _check_positive("B_sparsity", B_sparsity)
-        self.B_tol = float(B_tol)
-        if not 0.0 <= self.B_tol < math.inf:
-            raise ValueError(f"B_tol must be a finite number >= 0, got {B_tol!r}")
+        self.B_sparsity = check_scalar(B_sparsity, "B_sparsity", "real", min=0.0, inclusive="neither")
+        self.B_tol = check_scalar(B_tol, "B_tol", "real", min=0.0)
         if B is None:
             if M != D and not learn_B:
                 raise ValueError(f"B must be given when M ({M}) != D ({D}) and B is not learned")
@@ -121,7 +108,7 @@ class InterventionalLDS(nn.Module):
         if B.shape != (D, M):
             raise ValueError(f"B must have shape (D, M) = ({D}, {M}), got {tuple(B.shape)}")
         if not torch.isfinite(B).all():
-            raise ValueError("B must be finite")
+            raise ValueError("B must contain only finite values, got NaN or inf")
         if learn_B:
             self.B = nn.Parameter(B)
         else:
@@ -130,8 +117,9 @@ class InterventionalLDS(nn.Module):
                 raise ValueError(f"columns {dead} of B are zero: those input channels would stimulate no latent")
             self.register_buffer("B", B)
         self.A = nn.Parameter(torch.randn(D, D))
-        noise = self.dt if noise_scale is None else _check_positive("noise_scale", noise_scale)
-        init = self.dt if init_scale is None else _check_positive("init_scale", init_scale)
+        positive = {"min": 0.0, "inclusive": "neither"}
+        noise = self.dt if noise_scale is None else check_scalar(noise_scale, "noise_scale", "real", **positive)
+        init = self.dt if init_scale is None else check_scalar(init_scale, "init_scale", "real", **positive)
         raw = torch.diag(torch.full((D,), math.log(noise)))
         if learn_noise:
             self.noise_raw = nn.Parameter(raw)
@@ -192,11 +180,15 @@ class InterventionalLDS(nn.Module):
     @torch.no_grad()
     def sample(
         self, T: int, u: ArrayLike | None = None, x0: ArrayLike | None = None,
-        generator: torch.Generator | None = None, K: int = 1,
+        seed: Seed | torch.Generator = None, K: int = 1,
     ) -> torch.Tensor:
-        """Draw latents (K, T, D) under inputs ``u`` (K, T, M); ``x0`` (K, D) replaces the initial draw."""
-        T = _check_dim("T", T)
+        """Draw latents (K, T, D) under inputs ``u`` (K, T, M); ``x0`` (K, D) replaces the initial draw.
+
+        ``seed``: an int, a NumPy Generator, a ``torch.Generator`` (used as is) or ``None`` (fresh entropy).
+        """
+        T = check_scalar(T, "T", "int", min=1)
         dtype, device = self.A.dtype, self.A.device
+        generator = torch_generator(seed, device=device)
         u = torch.zeros(K, T, self.M, dtype=dtype, device=device) if u is None else torch.as_tensor(
             u, dtype=dtype, device=device)
         if u.ndim != 3 or u.shape[1:] != (T, self.M):
@@ -228,8 +220,8 @@ class MLPEmission(nn.Module):
 
     def __init__(self, D: int, N: int, hidden: int = 100, layers: int = 3, positive: bool = False) -> None:
         super().__init__()
-        D, N = _check_dim("D", D), _check_dim("N", N)
-        hidden, layers = _check_dim("hidden", hidden), _check_dim("layers", layers)
+        D, N = check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1)
+        hidden, layers = check_scalar(hidden, "hidden", "int", min=1), check_scalar(layers, "layers", "int", min=1)
         blocks: list[nn.Module] = []
         width = D
         for _ in range(layers):
@@ -249,7 +241,7 @@ class LinearEmission(nn.Module):
 
     def __init__(self, D: int, N: int, positive: bool = False) -> None:
         super().__init__()
-        self.linear = nn.Linear(_check_dim("D", D), _check_dim("N", N))
+        self.linear = nn.Linear(check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1))
         self.positive = bool(positive)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -267,7 +259,8 @@ class LSTMRecognition(nn.Module):
 
     def __init__(self, D: int, N: int, M: int, hidden: int = 32) -> None:
         super().__init__()
-        D, N, M, hidden = (_check_dim(n, v) for n, v in (("D", D), ("N", N), ("M", M), ("hidden", hidden)))
+        D, N, M, hidden = (check_scalar(v, n, "int", min=1)
+                           for n, v in (("D", D), ("N", N), ("M", M), ("hidden", hidden)))
         self.mean_rnn = nn.LSTM(N + M, hidden, batch_first=True)
         self.mean_out = nn.Linear(hidden, D)
         self.scale_rnn = nn.LSTM(N + M, hidden, batch_first=True)
@@ -313,29 +306,27 @@ class ISSM(nn.Module):
         noise_scale: float | None = None,
         obs_scale: float | None = None,
         learn_obs_noise: bool = False,
-        seed: int = 0,
+        seed: Seed = 0,
     ) -> None:
         super().__init__()
-        self.D, self.N, self.M = _check_dim("D", D), _check_dim("N", N), _check_dim("M", M)
-        if emission not in ("mlp", "linear"):
-            raise ValueError(f"emission must be 'mlp' or 'linear', got {emission!r}")
-        if likelihood not in ("gaussian", "poisson"):
-            raise ValueError(f"likelihood must be 'gaussian' or 'poisson', got {likelihood!r}")
-        positive = likelihood == "poisson" if positive is None else bool(positive)
+        self.D, self.N, self.M = (check_scalar(v, n, "int", min=1) for n, v in (("D", D), ("N", N), ("M", M)))
+        check_choice(emission, "emission", ("mlp", "linear"))
+        check_choice(likelihood, "likelihood", ("gaussian", "poisson"))
+        positive = likelihood == "poisson" if positive is None else check_bool(positive, "positive")
         if likelihood == "poisson" and not positive:
             raise ValueError("a Poisson likelihood needs positive rates: use positive=True (softplus emission)")
         if D > N:
             warnings.warn(f"D={D} latents for N={N} observations: the emission cannot be injective", stacklevel=2)
         self.likelihood = likelihood
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded(seed):
             self.dynamics = InterventionalLDS(
                 D, M, dt=dt, interventional=interventional, B=B, learn_B=learn_B, B_sparsity=B_sparsity,
                 B_tol=B_tol, learn_noise=learn_noise, noise_scale=noise_scale)
             self.emission = (MLPEmission(D, N, hidden, layers, positive) if emission == "mlp"
                              else LinearEmission(D, N, positive))
             self.recognition = LSTMRecognition(D, N, M, rnn_hidden)
-        obs = self.dynamics.dt if obs_scale is None else _check_positive("obs_scale", obs_scale)
+        obs = (self.dynamics.dt if obs_scale is None
+               else check_scalar(obs_scale, "obs_scale", "real", min=0.0, inclusive="neither"))
         log_obs = torch.full((N,), math.log(obs))
         if learn_obs_noise:
             self.log_obs_scale = nn.Parameter(log_obs)
@@ -357,9 +348,10 @@ class ISSM(nn.Module):
         if u.shape[0] != y.shape[0] or u.shape[1] < y.shape[1]:
             raise ValueError(f"u {tuple(u.shape)} must have the same K as {name} {tuple(y.shape)} and at least its T")
         if not torch.isfinite(y).all():
-            raise ValueError(f"{name} contains NaN or inf; missing observations are not supported")
+            raise ValueError(f"{name} must contain only finite values, got NaN or inf "
+                             "(missing observations are not supported)")
         if not torch.isfinite(u).all():
-            raise ValueError("u contains NaN or inf")
+            raise ValueError("u must contain only finite values, got NaN or inf")
         if self.likelihood == "poisson" and (y < 0).any():
             raise ValueError("a Poisson likelihood needs counts y >= 0")
         return y, u
@@ -384,12 +376,14 @@ class ISSM(nn.Module):
         return (-0.5 * z**2 - self.log_obs_scale - 0.5 * _LOG_2PI).sum((1, 2))
 
     def loss(self, y: torch.Tensor, u: torch.Tensor, entropy_weight: float = 1.0,
-             generator: torch.Generator | None = None) -> torch.Tensor:
+             seed: Seed | torch.Generator = None) -> torch.Tensor:
         """``mean_k[-log p(x, y | u) + gamma log q(x)] - log p(B)`` at one sample ``x ~ q``.
 
         With ``entropy_weight`` (gamma) 1 this is the negative ELBO; the official demo uses 0.
+        ``seed`` (an int, a NumPy or a ``torch.Generator``, used as is) drives the sample.
         """
         mean, scale = self.posterior(y, u)
+        generator = torch_generator(seed, device=mean.device)
         eps = torch.randn(mean.shape, generator=generator, dtype=mean.dtype, device=mean.device)
         x = mean + scale * eps
         log_q = (-0.5 * eps**2 - torch.log(scale) - 0.5 * _LOG_2PI).sum((1, 2))
@@ -404,23 +398,23 @@ class ISSM(nn.Module):
         lr: float = 1e-2,
         betas: tuple[float, float] = (0.8, 0.9),
         entropy_weight: float = 1.0,
-        seed: int = 0,
+        seed: Seed | torch.Generator = 0,
         callback: Callable[[int, float], None] | None = None,
     ) -> list[float]:
         """Full-batch Adam on the loss (official ``infer``: lr 1e-2, betas (0.8, 0.9)); returns the loss per step.
 
         All parameters are learned jointly: ``A``, the emission, the recognition networks, and ``B`` /
-        noise scales when they are learnable.  ``seed`` drives the reparameterisation noise.
+        noise scales when they are learnable.  ``seed`` (an int, a NumPy or a ``torch.Generator``) drives
+        the reparameterisation noise.
         """
         y, u = self._check_pair(y, u)
-        n_iter = _check_dim("n_iter", n_iter)
-        lr = _check_positive("lr", lr)
-        if not (isinstance(entropy_weight, (int, float)) and 0.0 <= entropy_weight < math.inf):
-            raise ValueError(f"entropy_weight must be a finite number >= 0, got {entropy_weight!r}")
+        n_iter = check_scalar(n_iter, "n_iter", "int", min=1)
+        lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        entropy_weight = check_scalar(entropy_weight, "entropy_weight", "real", min=0.0)
         if not (u != 0).any():
             warnings.warn("u is zero everywhere: without interventions the iSSM equals the SSM and its latents "
                           "are identifiable only up to an invertible linear map", stacklevel=2)
-        generator = torch.Generator(device=y.device).manual_seed(int(seed))
+        generator = torch_generator(seed, device=y.device)
         optimizer = torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=lr, betas=betas)
         history = []
         self.train()
@@ -473,7 +467,7 @@ class ISSM(nn.Module):
             if x0.shape != (u.shape[0], self.D):
                 raise ValueError(f"x0 must have shape (K, D) = ({u.shape[0]}, {self.D}), got {tuple(x0.shape)}")
             if not torch.isfinite(u).all() or not torch.isfinite(x0).all():
-                raise ValueError("u and x0 must be finite")
+                raise ValueError("u and x0 must contain only finite values, got NaN or inf")
             xs = [x0]
         for t in range(len(xs), u.shape[1]):
             xs.append(self.dynamics.mean(xs[-1], u[:, t]))
@@ -492,12 +486,10 @@ class ISSM(nn.Module):
 
 
 def _as_latents(name: str, x: np.ndarray | torch.Tensor) -> np.ndarray:
-    x = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=float)
+    x = check_array(x, name, dtype=float)
     if x.ndim < 2:
-        raise ValueError(f"{name} must have shape (..., D), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return x.astype(float)
+        raise ValueError(f"{name} must be an array of shape (..., D), got shape {x.shape}")
+    return x
 
 
 def align_latents(
@@ -516,8 +508,7 @@ def align_latents(
     if x_true.shape[:-1] != x_hat.shape[:-1]:
         raise ValueError(f"x_true {x_true.shape} and x_hat {x_hat.shape} must agree except in the last axis")
     D, Dh = x_true.shape[-1], x_hat.shape[-1]
-    if mode not in ("diag", "perm", "linear"):
-        raise ValueError(f"mode must be 'diag', 'perm' or 'linear', got {mode!r}")
+    check_choice(mode, "mode", ("diag", "perm", "linear"))
     if mode == "diag" and Dh != D:
         raise ValueError(f"mode='diag' needs the same number of latents, got {D} and {Dh}")
     if mode == "perm" and Dh < D:
@@ -571,14 +562,13 @@ def eigen_error(M_hat: np.ndarray | torch.Tensor, M_true: np.ndarray | torch.Ten
     """Mean ``|lambda_hat - lambda|`` over the eigenvalues of two square matrices, optimally matched.
 
     Eigenvalues are invariant to an invertible change of latent coordinates, so no alignment is needed.
-    Pass discrete transitions (``ISSM.transition_matrix()``) to compare as in the paper's brief.
+    Pass discrete transitions (``ISSM.transition_matrix()``) to compare as the paper does.
     """
-    M_hat = M_hat.detach().cpu().numpy() if isinstance(M_hat, torch.Tensor) else np.asarray(M_hat, dtype=float)
-    M_true = np.asarray(M_true, dtype=float)
-    if M_hat.ndim != 2 or M_hat.shape[0] != M_hat.shape[1] or M_hat.shape != M_true.shape:
-        raise ValueError(f"need two square matrices of the same shape, got {M_hat.shape} and {M_true.shape}")
-    if not (np.all(np.isfinite(M_hat)) and np.all(np.isfinite(M_true))):
-        raise ValueError("matrices must be finite")
+    M_hat = check_array(M_hat, "M_hat", ndim=2)  # a float32 model's matrix stays float32
+    M_true = check_array(M_true, "M_true", ndim=2, dtype=float)
+    if M_hat.shape[0] != M_hat.shape[1] or M_hat.shape != M_true.shape:
+        raise ValueError(f"M_hat and M_true must be square matrices of the same shape, got shapes "
+                         f"{M_hat.shape} and {M_true.shape}")
     a, b = np.linalg.eigvals(M_hat), np.linalg.eigvals(M_true)
     cost = np.abs(a[:, None] - b[None, :])
     rows, cols = linear_sum_assignment(cost)

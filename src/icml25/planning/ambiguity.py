@@ -37,6 +37,8 @@ from typing import Literal
 
 import numpy as np
 
+from icml25.utils.validation import check_array, check_choice, check_probability_vector, check_scalar
+
 Kind = Literal["tv", "chi2", "wasserstein", "none"]
 KINDS: tuple[str, ...] = ("tv", "chi2", "wasserstein", "none")
 
@@ -56,46 +58,28 @@ __all__ = [
 
 def check_kind(kind: str) -> str:
     """Return ``kind`` if it names an ambiguity set, else raise ``ValueError``."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return kind
+    return check_choice(kind, "kind", KINDS)
 
 
 def check_radius(rho: float, name: str = "rho") -> float:
-    """A radius must be a number in ``[0, inf]``; radii past the simplex's diameter give ``min(v)``."""
-    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(rho).__name__}")
-    rho = float(rho)
-    if math.isnan(rho) or rho < 0.0:
-        raise ValueError(f"{name} must be >= 0 (0 = nominal, inf = fully adversarial), got {rho!r}")
-    return rho
+    """A radius is a real number in ``[0, inf]`` (0 = nominal, inf = fully adversarial); radii past the
+    simplex's diameter give ``min(v)``."""
+    return check_scalar(rho, name, "real", min=0.0, allow_inf=True)
 
 
 def check_distance_matrix(dist: np.ndarray, size: int) -> np.ndarray:
     """Validate a W1 ground metric: ``(size, size)``, finite, symmetric, non-negative, zero diagonal."""
-    d = np.asarray(dist, dtype=float)
-    if d.shape != (size, size):
-        raise ValueError(f"dist must have shape ({size}, {size}) to match the support, got {d.shape}")
-    if not np.all(np.isfinite(d)) or np.any(d < 0):
-        raise ValueError("dist must be finite and non-negative")
+    d = check_array(dist, "dist", shape=(size, size), dtype=float)
+    if np.any(d < 0):
+        raise ValueError(f"dist must have non-negative entries, got min {d.min():g}")
     if not np.allclose(d, d.T, atol=1e-12) or np.any(np.diag(d) != 0):
         raise ValueError("dist must be symmetric with a zero diagonal")
     return d
 
 
 def _check_p_v(p: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(p, dtype=float)
-    v = np.asarray(v, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"p must be a non-empty 1-D probability vector, got shape {p.shape}")
-    if v.shape != p.shape:
-        raise ValueError(f"v must have the same shape as p {p.shape}, got {v.shape}")
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError("p must have finite, non-negative entries")
-    if abs(p.sum() - 1.0) > 1e-8:
-        raise ValueError(f"p must sum to 1 (tolerance 1e-8), got {p.sum()!r}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("v must be finite")
+    p = check_probability_vector(p, "p")
+    v = check_array(v, "v", shape=p.shape, dtype=float)
     return p, v
 
 
@@ -316,17 +300,15 @@ def robust_value_iteration(
     """
     check_kind(kind)
     rho = check_radius(rho)
-    P = np.asarray(P, dtype=float)
-    R = np.asarray(R, dtype=float)
-    if P.ndim != 3 or P.shape[0] != P.shape[2]:
-        raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
+    P = check_array(P, "P", ndim=3, dtype=float, finite=False)  # rows of invalid actions are not used
+    if P.shape[0] != P.shape[2]:
+        raise ValueError(f"P must have shape (S, A, S), got shape {P.shape}")
     S, A, _ = P.shape
-    if R.shape != (S, A):
-        raise ValueError(f"R must have shape (S, A) = {(S, A)}, got {R.shape}")
-    if not 0.0 < gamma <= 1.0:
-        raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
-    if support not in ("nominal", "all"):
-        raise ValueError(f"support must be 'nominal' or 'all', got {support!r}")
+    R = check_array(R, "R", shape=(S, A), dtype=float, finite=False)
+    gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0, inclusive="right")
+    check_choice(support, "support", ("nominal", "all"))
+    tol = check_scalar(tol, "tol", "real", min=0.0)
+    max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
     mask = np.ones((S, A), bool) if action_mask is None else np.asarray(action_mask, bool)
     term = np.zeros(S, bool) if terminal is None else np.asarray(terminal, bool)
     if mask.shape != (S, A) or term.shape != (S,):

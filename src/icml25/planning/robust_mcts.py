@@ -30,7 +30,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from icml25.planning.ambiguity import Kind, check_kind, check_radius, worst_case
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_callable, check_choice, check_scalar
 
 __all__ = [
     "ChanceNode",
@@ -199,49 +200,39 @@ class RobustPowerUCT:
         rollout_depth: int = 20,
         n_rollouts: int = 1,
         dist_fn: Callable[[Any, Any], float] | None = None,
-        seed: int | np.random.Generator | None = None,
+        seed: Seed = None,
     ) -> None:
         for name in ("actions", "step", "is_terminal", "state_key"):
             if not callable(getattr(model, name, None)):
                 raise TypeError(f"model must implement the GenerativeModel protocol; missing {name}()")
-        if not 0.0 < gamma <= 1.0:
-            raise ValueError(f"gamma must lie in (0, 1], got {gamma!r}")
+        gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0, inclusive="right")
         self.kind = check_kind(kind)
         self.rho_transition = check_radius(rho_transition, "rho_transition")
         self.rho_reward = check_radius(rho_reward, "rho_reward")
-        if reward_bins is not None and (
-            isinstance(reward_bins, bool) or not isinstance(reward_bins, int) or reward_bins < 1
-        ):
-            raise ValueError(f"reward_bins must be a positive int or None, got {reward_bins!r}")
-        if not (isinstance(r_max, (int, float)) and 0 < r_max < math.inf):
-            raise ValueError(f"r_max must be a positive finite number, got {r_max!r}")
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or math.isnan(p) or p < 1:
-            raise ValueError(
-                f"p must be >= 1 (inf for the max backup), got {p!r}; the power mean is not a backup for p < 1"
-            )
-        if not (isinstance(c, (int, float)) and c >= 0 and math.isfinite(c)):
-            raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-        if bonus not in ("polynomial", "ucb1"):
-            raise ValueError(f"bonus must be 'polynomial' or 'ucb1', got {bonus!r}")
-        for name, value in (("max_depth", max_depth), ("rollout_depth", rollout_depth), ("n_rollouts", n_rollouts)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "rollout_depth" else 1):
-                raise ValueError(
-                    f"{name} must be a {'non-negative' if name == 'rollout_depth' else 'positive'} int, got {value!r}"
-                )
+        if reward_bins is not None:
+            reward_bins = check_scalar(reward_bins, "reward_bins", "int", min=1)
+        r_max = check_scalar(r_max, "r_max", "real", min=0.0, inclusive="neither")
+        p = check_scalar(p, "p", "real", min=1.0, allow_inf=True)  # the power mean is no backup for p < 1
+        c = check_scalar(c, "c", "real", min=0.0)
+        check_choice(bonus, "bonus", ("polynomial", "ucb1"))
+        check_choice(exponents, "exponents", ("constant", "theory"))
+        max_depth = check_scalar(max_depth, "max_depth", "int", min=1)
+        rollout_depth = check_scalar(rollout_depth, "rollout_depth", "int", min=0)
+        n_rollouts = check_scalar(n_rollouts, "n_rollouts", "int", min=1)
+        if rollout_policy is not None:
+            check_callable(rollout_policy, "rollout_policy")
         if exponents == "constant":
-            e_big, e_small = (float(x) for x in bonus_exponents)
-            if not (e_big >= 0 and e_small > 0):
-                raise ValueError(f"bonus_exponents (e_N, e_n) need e_N >= 0 and e_n > 0, got {bonus_exponents!r}")
+            e_big = check_scalar(bonus_exponents[0], "bonus_exponents[0] (e_N)", "real", min=0.0)
+            e_small = check_scalar(bonus_exponents[1], "bonus_exponents[1] (e_n)", "real", min=0.0,
+                                   inclusive="neither")
             self._exponents = [(e_big, e_small)] * max_depth
-        elif exponents == "theory":
+        else:
             if theory_constants is None or len(theory_constants) != max_depth + 1:
                 raise ValueError(
                     f'exponents="theory" needs max_depth + 1 = {max_depth + 1} (b, alpha, beta) theory_constants'
                 )
             check_theory_exponents(theory_constants, p)
             self._exponents = [(b / beta, alpha / beta) for b, alpha, beta in theory_constants[1:]]
-        else:
-            raise ValueError(f"exponents must be 'constant' or 'theory', got {exponents!r}")
         if dist_fn is None and kind == "wasserstein":
             dist_fn = getattr(model, "distance", None)
             if dist_fn is None and self.rho_transition > 0:
@@ -264,8 +255,7 @@ class RobustPowerUCT:
     # ----------------------------------------------------------------------------- search
     def search(self, root_state: Any, num_simulations: int) -> SearchResult:
         """Run ``num_simulations`` simulations from ``root_state`` and return the greedy action."""
-        if isinstance(num_simulations, bool) or not isinstance(num_simulations, int) or num_simulations < 1:
-            raise ValueError(f"num_simulations must be a positive int, got {num_simulations!r}")
+        num_simulations = check_scalar(num_simulations, "num_simulations", "int", min=1)
         if self.model.is_terminal(root_state):
             raise ValueError("the root state is terminal: there is nothing to plan")
         actions = list(self.model.actions(root_state))
@@ -424,16 +414,13 @@ class GamblerProblem:
     """Sutton & Barto's Gambler's Problem: bet ``1..min(c, goal - c)``, win with ``p_win``.
 
     States are capitals ``0..goal`` (``0`` and ``goal`` terminal); the action is the bet; reward 1
-    on reaching the goal.  Wasserstein ground metric (ours): ``|c - c'| / goal``.
+    on reaching the goal.  Wasserstein ground metric (our choice, the paper gives none):
+    ``|c - c'| / goal``.
     """
 
     def __init__(self, goal: int = 10, p_win: float = 0.6) -> None:
-        if isinstance(goal, bool) or not isinstance(goal, int) or goal < 2:
-            raise ValueError(f"goal must be an int >= 2, got {goal!r}")
-        if not 0.0 <= p_win <= 1.0:
-            raise ValueError(f"p_win must lie in [0, 1], got {p_win!r}")
-        self.goal = goal
-        self.p_win = float(p_win)
+        self.goal = check_scalar(goal, "goal", "int", min=2)
+        self.p_win = check_scalar(p_win, "p_win", "real", min=0.0, max=1.0)
 
     def actions(self, state: int) -> list[int]:
         return list(range(1, min(state, self.goal - state) + 1))
@@ -472,7 +459,7 @@ class GamblerProblem:
 
 
 class RandomTreeMDP:
-    """A random stochastic tree MDP (the brief's convergence benchmark).
+    """A random stochastic tree MDP (the convergence benchmark of the reproduction).
 
     Depth ``depth``; every non-leaf state has ``n_actions`` actions, each leading to ``n_next``
     fresh children with Dirichlet(1) probabilities and a deterministic reward ``U[0, 1] / depth``;
@@ -481,11 +468,10 @@ class RandomTreeMDP:
     """
 
     def __init__(
-        self, depth: int = 2, n_actions: int = 3, n_next: int = 3, seed: int | np.random.Generator | None = None
+        self, depth: int = 2, n_actions: int = 3, n_next: int = 3, seed: Seed = None
     ) -> None:
-        for name, value in (("depth", depth), ("n_actions", n_actions), ("n_next", n_next)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        depth, n_actions, n_next = (check_scalar(v, name, "int", min=1) for name, v in
+                                    (("depth", depth), ("n_actions", n_actions), ("n_next", n_next)))
         rng = as_generator(seed)
         self.depth, self.n_actions, self.n_next = depth, n_actions, n_next
         n_internal = sum((n_actions * n_next) ** h for h in range(depth))
@@ -535,8 +521,8 @@ class FrozenLake:
 
     Map and action convention of gymnasium's ``FrozenLake-v1`` (0 left, 1 down, 2 right, 3 up; S
     start, F frozen, H hole, G goal); holes and the goal are terminal; reward 1 on reaching G.
-    States are cell indices ``row * ncol + col``.  Ground metric (ours): Manhattan distance divided
-    by ``(nrow - 1) + (ncol - 1)``.
+    States are cell indices ``row * ncol + col``.  Ground metric (our choice): Manhattan distance
+    divided by ``(nrow - 1) + (ncol - 1)``.
     """
 
     MAPS = {"4x4": ("SFFF", "FHFH", "FFFH", "HFFG")}
@@ -550,11 +536,9 @@ class FrozenLake:
             raise ValueError("map rows must have equal length and use only the letters S, F, H, G")
         if "".join(rows).count("S") != 1 or "G" not in "".join(rows):
             raise ValueError("map needs exactly one S and at least one G")
-        if not 0.0 <= p_slip <= 1.0:
-            raise ValueError(f"p_slip must lie in [0, 1], got {p_slip!r}")
+        self.p_slip = check_scalar(p_slip, "p_slip", "real", min=0.0, max=1.0)
         self.desc = np.array([list(r) for r in rows])
         self.nrow, self.ncol = self.desc.shape
-        self.p_slip = float(p_slip)
         self.start = int(np.flatnonzero(self.desc.reshape(-1) == "S")[0])
 
     def _move(self, state: int, action: int) -> int:
@@ -605,9 +589,7 @@ def success_probability(mdp: TabularMDP, policy: np.ndarray, start: int) -> floa
     states that can reach a terminal state (the others never succeed).
     """
     S = mdp.P.shape[0]
-    policy = np.asarray(policy, int)
-    if policy.shape != (S,):
-        raise ValueError(f"policy must have shape ({S},), got {policy.shape}")
+    policy = check_array(policy, "policy", shape=(S,), dtype=int)
     live = ~mdp.terminal
     if not np.all(mdp.action_mask[live, np.clip(policy, 0, None)[live]]) or np.any(policy[live] < 0):
         raise ValueError("policy picks an invalid action at some non-terminal state")

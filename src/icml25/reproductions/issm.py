@@ -1,6 +1,9 @@
 """iSSM: interventional vs observational state-space models on simulated perturbation data.
 
-Data (the brief's quick-scale ground truth, ``icml25.data.stimulated_dynamics``): a linear latent
+Reproduces Nejatbakhsh & Wang, "Identifying Neural Dynamics Using Interventional State Space Models"
+(ICML 2025, OpenReview n7qKt6gjl9); the user guide is docs/papers/issm.md.
+
+Data (``icml25.data.stimulated_dynamics``, the small ground truth of this reproduction): a linear latent
 system ``x_t = M x_{t-1}`` with ``M = 0.98 Rot(0.1 rad)`` (D = 2), observed through a fixed random
 2-layer tanh MLP (N = 10) with noise sd 0.05; K trials of T steps, dt = 0.05, ``x_1 ~ N(0, I)``.
 Stimulation follows the official protocol (both latents in turn, amplitude 1, 5 repetitions,
@@ -17,7 +20,7 @@ lr 1e-2, betas (0.8, 0.9), gamma = 1) and evaluated on fresh trials of the same 
    rest:pulse ratio (other times, signs and jitter); the latent is inferred from the first 10
    steps, then the learned dynamics are rolled out open-loop under the new input and decoded;
    MSE against the observed responses after step 10;
-4. (reported, not asserted, as the brief says) the observational regime: the same generator
+4. (reported, not asserted: it is noisy) the observational regime: the same generator
    with amplitude 0, where the iSSM equals the SSM.
 
 Speed: the time of one training step (loss and backward) of iSSM and SSM, interleaved in the same
@@ -31,9 +34,6 @@ import time
 import warnings
 from functools import partial
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -41,14 +41,14 @@ import torch
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
+from icml25.utils.random import torch_generator
 
 PAPER = Paper(
     id="issm",
     title="Identifying Neural Dynamics Using Interventional State Space Models",
-    seed="002_2c1988cfcab16aa4.txt",
-    abstract=3,
     module="icml25.dynamics.issm",
     anchors=("amin-nejat/issm", "probml/dynamax", "lindermanlab/ssm"),
     default_seeds=(0, 1, 2),
@@ -60,7 +60,6 @@ D, N_OBS, DT, PREFIX = 2, 10, 0.05, 10
 PROTOCOL = {"amplitude": 1.0, "stim_d": 1.0, "rest_d": 1.0, "repetition": 5, "sigma": 0.5}
 NOVEL = {**PROTOCOL, "repetition": 3, "rest_d": 2.0}
 MODELS = ("issm", "ssm")
-
 
 
 def _data(seed: int, K: int, T: int) -> tuple[dict[str, tuple[np.ndarray, ...]], dict[str, np.ndarray]]:
@@ -92,11 +91,11 @@ def _step_seconds(models: dict[str, ISSM], y: np.ndarray, u: np.ndarray, repeats
     """CPU time of one loss + backward per model on the calling thread (the caller sets one torch thread), the
     models interleaved after two untimed warm-up rounds: another process holding the core does not count."""
     yt, ut = torch.as_tensor(y, dtype=torch.float32), torch.as_tensor(u, dtype=torch.float32)
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
 
     def step(model: ISSM) -> None:
         model.zero_grad(set_to_none=True)
-        model.loss(yt, ut, generator=gen).backward()
+        model.loss(yt, ut, seed=gen).backward()
 
     return interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats,
                                warmup=2, clock=time.thread_time)
@@ -129,41 +128,19 @@ def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> tuple[dict[st
 
 
 def reproduce(run: Run) -> Result:
+    """Fit the iSSM, the SSM and the iSSM without interventions per seed; compare latents, dynamics,
+    predictions and step time."""
     K, T, n_iter, repeats = run.pick(smoke=(4, 30, 10, 2), quick=(16, 100, 400, 20), full=(20, 200, 1000, 50))
     rnn_hidden = 32
-    per_seed: dict[str, dict[str, list[float]]] = {m: {} for m in (*MODELS, "observational")}
+    per_seed: dict[str, dict[str, list]] = {m: {} for m in (*MODELS, "observational")}
     step_times: dict[str, list[float]] = {name: [] for name in MODELS}
     fit_seconds: dict[str, list[float]] = {name: [] for name in (*MODELS, "observational")}
-    dynamic_attractor = []
+    dynamic_attractor: list[dict[str, float]] = []
     show: dict[str, object] = {}
-    n_fits = 3 * len(run.seeds)
-    done = 0
-    with single_thread():
+    with single_thread():  # the step-time claim reads the thread's CPU clock
         for seed in run.seeds:
             sets, truth = _data(seed, K, T)
-            models = {}
-            for name in (*MODELS, "observational"):
-                model = ISSM(D, N_OBS, D, dt=DT, interventional=name != "ssm", rnn_hidden=rnn_hidden, seed=seed)
-                x, y, u = sets["obs_train" if name == "observational" else "train"]
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the observational fit warns (on purpose) about identifiability
-                    model.fit(y, u, n_iter=n_iter, seed=seed)
-                fit_seconds[name].append(time.perf_counter() - t0)
-                done += 1
-                run.progress(done / n_fits, f"seed {seed}: {name} fitted")
-                stats = per_seed[name]
-                test = sets["obs_test" if name == "observational" else "test"]
-                r2_perm, r2_linear = _latent_r2(model, *test)
-                stats.setdefault("r2_perm", []).append(r2_perm)
-                stats.setdefault("r2_linear", []).append(r2_linear)
-                stats.setdefault("eigen_error", []).append(eigen_error(model.transition_matrix().detach(), truth["M"]))
-                stats.setdefault("eigenvalues", []).append(
-                    np.linalg.eigvals(model.transition_matrix().detach().numpy()).astype(complex))
-                x_n, y_n, u_n = sets["novel"]
-                y_pred = model.predict(u_n, y_prefix=y_n[:, :PREFIX]).numpy()
-                stats.setdefault("novel_mse", []).append(float(np.mean((y_pred[:, PREFIX:] - y_n[:, PREFIX:]) ** 2)))
-                models[name] = model
+            models = _fit_and_score(run, seed, sets, truth, n_iter, rnn_hidden, per_seed, fit_seconds)
             for name, times in _step_seconds({m: models[m] for m in MODELS}, *sets["train"][1:], repeats).items():
                 step_times[name] += times
             if seed == run.seeds[0]:
@@ -173,39 +150,11 @@ def reproduce(run: Run) -> Result:
                 dynamic_attractor.append(scores)
                 show.setdefault("dynamic_attractor", traces)
 
-    mean = {m: {k: float(np.mean(v)) for k, v in s.items() if k != "eigenvalues"} for m, s in per_seed.items()}
-    r2_i, r2_s = mean["issm"]["r2_perm"], mean["ssm"]["r2_perm"]
-    eig_i, eig_s = mean["issm"]["eigen_error"], mean["ssm"]["eigen_error"]
-    mse_i, mse_s = mean["issm"]["novel_mse"], mean["ssm"]["novel_mse"]
+    issm, ssm = per_seed["issm"], per_seed["ssm"]
     time_ratio = float(np.median(step_times["issm"]) / np.median(step_times["ssm"]))
-    claims = [
-        Claim(text="iSSM recovers the true latents better than the SSM (aligned R^2, held-out, unstimulated steps)",
-              paper="iSSM R^2 >= 0.7 and >= SSM R^2 + 0.1 (mean over seeds)",
-              measured=r2_i, baseline=r2_s, holds=bool(r2_i >= 0.7 and r2_i >= r2_s + 0.1)),
-        Claim(text="iSSM identifies the dynamics (eigenvalues of the learned transition vs the true one)",
-              paper="iSSM eigenvalue error <= 0.5 x SSM error (mean over seeds)",
-              measured=eig_i, baseline=eig_s, holds=bool(eig_i <= 0.5 * eig_s)),
-        Claim(text="iSSM predicts responses to novel perturbations (open-loop roll-out, observation MSE)",
-              paper="iSSM MSE <= 0.8 x SSM MSE (mean over seeds)",
-              measured=mse_i, baseline=mse_s, holds=bool(mse_i <= 0.8 * mse_s)),
-        Claim(text="an iSSM training step costs about the same as an SSM step (the mask is the only difference)",
-              paper="median step time iSSM / SSM <= 1.2",
-              measured=time_ratio, baseline=1.0, holds=bool(time_ratio <= 1.2)),
-    ]
-    metrics = {
-        "config": {"K": K, "T": T, "D": D, "N": N_OBS, "dt": DT, "n_iter": n_iter, "rnn_hidden": rnn_hidden,
-                   "prefix": PREFIX, "protocol": PROTOCOL, "novel_protocol": {**NOVEL, "stimulated": "one latent"}},
-        "mean": mean,
-        "per_seed": {m: {k: (v if k != "eigenvalues" else [[[z.real, z.imag] for z in e] for e in v])
-                         for k, v in s.items()} for m, s in per_seed.items()},
-        "true_eigenvalues": [[z.real, z.imag] for z in np.linalg.eigvals(show["truth"]["M"])],
-        "seeds_r2_gap_ge_0.1": int(sum(a >= b + 0.1 for a, b in zip(per_seed["issm"]["r2_perm"],
-                                                                      per_seed["ssm"]["r2_perm"], strict=True))),
-        "observational_r2_below_interventional": bool(mean["observational"]["r2_perm"] < r2_i),
-        "step_time_ratio": time_ratio,
-        "step_seconds_median": {m: float(np.median(v)) for m, v in step_times.items()},
-        "fit_seconds": fit_seconds,
-    }
+    claims = [_claim_latents(issm, ssm), _claim_dynamics(issm, ssm), _claim_novel(issm, ssm),
+              _claim_step_time(time_ratio)]
+    metrics = _metrics(K, T, n_iter, rnn_hidden, per_seed, show, time_ratio, step_times, fit_seconds)
     if dynamic_attractor:
         metrics["dynamic_attractor"] = {
             "per_seed": dynamic_attractor,
@@ -215,6 +164,86 @@ def reproduce(run: Run) -> Result:
     if "dynamic_attractor" in show:
         figures.append(_figure_dynamic_attractor(run, show["dynamic_attractor"]))
     return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _fit_and_score(run: Run, seed: int, sets: dict, truth: dict, n_iter: int, rnn_hidden: int,
+                   per_seed: dict, fit_seconds: dict) -> dict[str, ISSM]:
+    """Fit the three models of one seed on the same trials and append their scores to ``per_seed``."""
+    models = {}
+    for name in (*MODELS, "observational"):
+        model = ISSM(D, N_OBS, D, dt=DT, interventional=name != "ssm", rnn_hidden=rnn_hidden, seed=seed)
+        x, y, u = sets["obs_train" if name == "observational" else "train"]
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the observational fit warns (on purpose) about identifiability
+            model.fit(y, u, n_iter=n_iter, seed=seed)
+        fit_seconds[name].append(time.perf_counter() - t0)
+        run.progress(None, f"seed {seed}: {name} fitted")
+        stats = per_seed[name]
+        r2_perm, r2_linear = _latent_r2(model, *sets["obs_test" if name == "observational" else "test"])
+        stats.setdefault("r2_perm", []).append(r2_perm)
+        stats.setdefault("r2_linear", []).append(r2_linear)
+        stats.setdefault("eigen_error", []).append(eigen_error(model.transition_matrix().detach(), truth["M"]))
+        stats.setdefault("eigenvalues", []).append(
+            np.linalg.eigvals(model.transition_matrix().detach().numpy()).astype(complex))
+        x_n, y_n, u_n = sets["novel"]
+        y_pred = model.predict(u_n, y_prefix=y_n[:, :PREFIX]).numpy()
+        stats.setdefault("novel_mse", []).append(float(np.mean((y_pred[:, PREFIX:] - y_n[:, PREFIX:]) ** 2)))
+        models[name] = model
+    return models
+
+
+def _claim_latents(issm: dict, ssm: dict) -> Claim:
+    r2_i, r2_s = summary(issm["r2_perm"]), summary(ssm["r2_perm"])
+    return Claim(
+        text="iSSM recovers the true latents better than the SSM (aligned R^2, held-out, unstimulated steps)",
+        criterion="iSSM R^2 >= 0.7 and >= SSM R^2 + 0.1 (means over seeds)",
+        measured=r2_i, baseline=r2_s, holds=bool(r2_i["mean"] >= 0.7 and r2_i["mean"] >= r2_s["mean"] + 0.1),
+        paper=None, kind="finding")
+
+
+def _claim_dynamics(issm: dict, ssm: dict) -> Claim:
+    eig_i, eig_s = summary(issm["eigen_error"]), summary(ssm["eigen_error"])
+    return Claim(
+        text="iSSM identifies the dynamics (eigenvalues of the learned transition vs the true one)",
+        criterion="iSSM eigenvalue error <= 0.5 x SSM error (means over seeds)",
+        measured=eig_i, baseline=eig_s, holds=bool(eig_i["mean"] <= 0.5 * eig_s["mean"]), paper=None,
+        kind="finding")
+
+
+def _claim_novel(issm: dict, ssm: dict) -> Claim:
+    mse_i, mse_s = summary(issm["novel_mse"]), summary(ssm["novel_mse"])
+    return Claim(
+        text="iSSM predicts responses to novel perturbations (open-loop roll-out, observation MSE)",
+        criterion="iSSM MSE <= 0.8 x SSM MSE (means over seeds)",
+        measured=mse_i, baseline=mse_s, holds=bool(mse_i["mean"] <= 0.8 * mse_s["mean"]), paper=None,
+        kind="finding")
+
+
+def _claim_step_time(time_ratio: float) -> Claim:
+    return Claim(
+        text="an iSSM training step costs about the same as an SSM step (the mask is the only difference)",
+        criterion="median step time iSSM / SSM <= 1.2 (thread CPU time, all seeds' repeats)",
+        measured=time_ratio, baseline=1.0, holds=bool(time_ratio <= 1.2), paper=None, kind="finding")
+
+
+def _metrics(K: int, T: int, n_iter: int, rnn_hidden: int, per_seed: dict, show: dict, time_ratio: float,
+             step_times: dict, fit_seconds: dict) -> dict:
+    mean = {m: {k: float(np.mean(v)) for k, v in s.items() if k != "eigenvalues"} for m, s in per_seed.items()}
+    return {
+        "config": {"K": K, "T": T, "D": D, "N": N_OBS, "dt": DT, "n_iter": n_iter, "rnn_hidden": rnn_hidden,
+                   "prefix": PREFIX, "protocol": PROTOCOL, "novel_protocol": {**NOVEL, "stimulated": "one latent"}},
+        "mean": mean,
+        "per_seed": {m: {k: (v if k != "eigenvalues" else [[[z.real, z.imag] for z in e] for e in v])
+                         for k, v in s.items()} for m, s in per_seed.items()},
+        "true_eigenvalues": [[z.real, z.imag] for z in np.linalg.eigvals(show["truth"]["M"])],
+        "seeds_r2_gap_ge_0.1": int(sum(a >= b + 0.1 for a, b in zip(per_seed["issm"]["r2_perm"],
+                                                                      per_seed["ssm"]["r2_perm"], strict=True))),
+        "observational_r2_below_interventional": bool(mean["observational"]["r2_perm"] < mean["issm"]["r2_perm"]),
+        "step_time_ratio": time_ratio,
+        "step_seconds_median": {m: float(np.median(v)) for m, v in step_times.items()},
+        "fit_seconds": fit_seconds,
+    }
 
 
 def _figure(run: Run, show: dict, per_seed: dict) -> str:
