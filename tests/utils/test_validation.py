@@ -48,6 +48,11 @@ def test_check_scalar_bounds(inclusive, ok, bad):
             check_scalar(v, "p", "real", min=0.0, max=1.0, inclusive=inclusive)
 
 
+def test_check_scalar_names_an_infinite_bound_it_accepts():
+    with pytest.raises(ValueError, match=r"rho must be a real number in \[0, inf\], got -1"):
+        check_scalar(-1, "rho", "real", min=0, allow_inf=True)
+
+
 def test_check_scalar_rejects_bad_kind_and_inclusive():
     with pytest.raises(ValueError, match="kind must be one of"):
         check_scalar(1, "n", "float")

@@ -50,23 +50,24 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _interval(low: float | None, high: float | None, inclusive: Inclusive) -> str:
-    left = "[" if inclusive in ("both", "left") and low is not None else "("
-    right = "]" if inclusive in ("both", "right") and high is not None else ")"
+def _interval(low: float | None, high: float | None, inclusive: Inclusive, allow_inf: bool = False) -> str:
+    left = "[" if (inclusive in ("both", "left") and low is not None) or (low is None and allow_inf) else "("
+    right = "]" if (inclusive in ("both", "right") and high is not None) or (high is None and allow_inf) else ")"
     lo = "-inf" if low is None else f"{low:g}" if isinstance(low, float) else str(low)
     hi = "inf" if high is None else f"{high:g}" if isinstance(high, float) else str(high)
     return f"{left}{lo}, {hi}{right}"
 
 
-def _bounds_rule(kind: Kind, low: float | None, high: float | None, inclusive: Inclusive) -> str:
+def _bounds_rule(kind: Kind, low: float | None, high: float | None, inclusive: Inclusive,
+                 allow_inf: bool = False) -> str:
     noun = "an integer" if kind == "int" else "a real number"
     if low is None and high is None:
-        return noun if kind == "int" else "a finite real number"
+        return noun if kind == "int" or allow_inf else "a finite real number"
     if kind == "int" and high is None and inclusive in ("both", "left"):
         return f"{noun} >= {low}"
     if kind == "int" and low is None and inclusive in ("both", "right"):
         return f"{noun} <= {high}"
-    return f"{noun} in {_interval(low, high, inclusive)}"
+    return f"{noun} in {_interval(low, high, inclusive, allow_inf)}"
 
 
 def check_scalar(x: Any, name: str, kind: Kind, *, min: float | None = None, max: float | None = None,
@@ -89,7 +90,7 @@ def check_scalar(x: Any, name: str, kind: Kind, *, min: float | None = None, max
         raise ValueError(f"kind must be one of 'int', 'real', got {kind!r}")
     if inclusive not in ("both", "left", "right", "neither"):
         raise ValueError(f"inclusive must be one of 'both', 'left', 'right', 'neither', got {inclusive!r}")
-    rule = _bounds_rule(kind, min, max, inclusive)
+    rule = _bounds_rule(kind, min, max, inclusive, allow_inf and kind == "real")
     wanted = numbers.Integral if kind == "int" else numbers.Real
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, wanted):
         raise TypeError(f"{name} must be {rule}, got {_show(x)}")
