@@ -30,7 +30,8 @@ def test_a_failing_job_raises_its_error():
         run_jobs(operator.truediv, [(1, 1), (1, 0)], 2)
 
 
-@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
-def test_bad_worker_count(workers):
-    with pytest.raises(ValueError, match="workers must be a positive integer"):
+@pytest.mark.parametrize(("workers", "exc"), [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError),
+                                             ("2", TypeError)])
+def test_bad_worker_count(workers, exc):
+    with pytest.raises(exc, match="workers must be an integer >= 1, got"):
         run_jobs(operator.add, [(1, 2)], workers)
