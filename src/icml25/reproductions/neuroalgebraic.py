@@ -102,9 +102,9 @@ def _singular_check(seed: int) -> dict:
         "det_generic": generic["residual"], "det_sub": narrow["residual"],
         "grad_generic": generic["grad_norm"], "grad_sub": narrow["grad_norm"],
         "grad_ratio": generic["grad_norm"] / max(narrow["grad_norm"], 1e-300),
-        "param_rank_generic": param_rank((3, 2, 1), 2, theta, rng=seed),
-        "param_rank_sub": param_rank((3, 2, 1), 2, sub, rng=seed),
-        "param_rank_parallel": param_rank((3, 2, 1), 2, parallel, rng=seed),
+        "param_rank_generic": param_rank((3, 2, 1), 2, theta, seed=seed),
+        "param_rank_sub": param_rank((3, 2, 1), 2, sub, seed=seed),
+        "param_rank_parallel": param_rank((3, 2, 1), 2, parallel, seed=seed),
     }
 
 
@@ -137,7 +137,7 @@ def reproduce(run: Run) -> Result:
     run.progress(0.0, f"shallow grid, {len(grid)} architectures x {len(seeds)} seeds")
     truth = {f"{w}|r={r}": ah_secant_dim(w[0], w[1], r) for w, r in grid}
     expected = {f"{w}|r={r}": expected_dim(w, r) for w, r in grid}
-    computed = {seed: {f"{w}|r={r}": neurovariety_dim(w, r, rng=seed).dim for w, r in grid} for seed in seeds}
+    computed = {seed: {f"{w}|r={r}": neurovariety_dim(w, r, seed=seed).dim for w, r in grid} for seed in seeds}
     mismatch_ah = {seed: sorted(k for k in truth if computed[seed][k] != truth[k]) for seed in seeds}
     known_defective = sorted(k for k in truth if truth[k] != expected[k])
     edim_wrong = {seed: sorted(k for k in truth if computed[seed][k] != expected[k]) for seed in seeds}
@@ -149,14 +149,14 @@ def reproduce(run: Run) -> Result:
 
     # 2. deep architectures
     run.progress(1 / n_steps, "deep architectures")
-    deep = {f"{w}|r={r}": [neurovariety_dim(w, r, rng=seed).dim for seed in seeds] for w, r in DEEP}
+    deep = {f"{w}|r={r}": [neurovariety_dim(w, r, seed=seed).dim for seed in seeds] for w, r in DEEP}
     deep_expected = {f"{w}|r={r}": expected_dim(w, r) for w, r in DEEP}
     deep_ok = all(all(v == DEEP[(w, r)] for v in deep[f"{w}|r={r}"]) for w, r in DEEP)
 
     # 3. sample complexity
     run.progress(2 / n_steps, "rank with M samples")
     m_range = list(range(1, 21))
-    ranks_m = {seed: [rank_with_samples((3, 5, 1), 4, m, rng=seed) for m in m_range] for seed in seeds}
+    ranks_m = {seed: [rank_with_samples((3, 5, 1), 4, m, seed=seed) for m in m_range] for seed in seeds}
     m_target = [min(m, 14) for m in m_range]
     m_ok = all(ranks_m[seed] == m_target for seed in seeds)
 
@@ -170,23 +170,23 @@ def reproduce(run: Run) -> Result:
 
     # 5. activation degree threshold, 6. linear networks
     run.progress(4 / n_steps, "thresholds and linear networks")
-    thresholds = {str(w): [activation_degree_threshold(w, 4, rng=seed) for seed in seeds] for w in THRESHOLD_WIDTHS}
-    bottleneck = activation_degree_threshold((3, 1, 3), 4, rng=seeds[0])
-    linear = {str(w): {"computed": [neurovariety_dim(w, 1, rng=seed).dim for seed in seeds],
+    thresholds = {str(w): [activation_degree_threshold(w, 4, seed=seed) for seed in seeds] for w in THRESHOLD_WIDTHS}
+    bottleneck = activation_degree_threshold((3, 1, 3), 4, seed=seeds[0])
+    linear = {str(w): {"computed": [neurovariety_dim(w, 1, seed=seed).dim for seed in seeds],
                        "rank_bounded": linear_net_dim(w), "expected": expected_dim(w, 1)} for w in LINEAR}
     linear_ok = all(all(v == d["rank_bounded"] for v in d["computed"]) for d in linear.values())
     linear_edim_wrong = sum(d["expected"] != d["rank_bounded"] for d in linear.values())
 
     # 7. exact (sympy, modulo 2^31 - 1) against float, and the speed ratio
     run.progress(5 / n_steps, "exact ranks and timing")
-    exact = {f"{w}|r={r}": {"float": [neurovariety_dim(w, r, rng=seed).dim for seed in seeds],
-                            "exact": [neurovariety_dim(w, r, exact=True, rng=seed).dim for seed in seeds]}
+    exact = {f"{w}|r={r}": {"float": [neurovariety_dim(w, r, seed=seed).dim for seed in seeds],
+                            "exact": [neurovariety_dim(w, r, exact=True, seed=seed).dim for seed in seeds]}
              for w, r in EXACT_CASES}
     exact_ok = all(v["float"] == v["exact"] for v in exact.values())
     repeats = run.pick(smoke=3, quick=15, full=30)
-    t_float = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, rng=0), repeats)
-    t_exact = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, exact=True, rng=0), repeats)
-    speed_agree = neurovariety_dim(*SPEED_CASE, rng=0).dim == neurovariety_dim(*SPEED_CASE, exact=True, rng=0).dim
+    t_float = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, seed=0), repeats)
+    t_exact = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, exact=True, seed=0), repeats)
+    speed_agree = neurovariety_dim(*SPEED_CASE, seed=0).dim == neurovariety_dim(*SPEED_CASE, exact=True, seed=0).dim
     speedup = t_exact / t_float
 
     # illustration: teacher-student
