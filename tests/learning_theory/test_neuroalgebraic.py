@@ -273,7 +273,7 @@ def test_other_bad_input():
         neurovariety_dim((2, 2, 1), 2, exact=True, prime=100)
     with pytest.raises(TypeError, match="exact must be True or False"):
         neurovariety_dim((2, 2, 1), 2, exact="yes")
-    with pytest.raises(ValueError, match="n_seeds must be >= 1"):
+    with pytest.raises(ValueError, match="n_seeds must be an integer >= 1"):
         neurovariety_dim((2, 2, 1), 2, n_seeds=0)
     with pytest.raises(TypeError, match="bias must be True or False"):
         PolyNet((2, 2, 1), 2, bias=1)
