@@ -274,6 +274,10 @@ def test_compare_importance_known_values_and_mismatch():
     assert compare_importance({"w": a["w"].flip(0)}, a)["spearman"] == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="different keys"):
         compare_importance(a, {"v": a["w"]})
+    with pytest.raises(ValueError, match="a must contain only finite values"):
+        compare_importance({"w": torch.tensor([1.0, float("nan"), 3.0, 4.0])}, a)
+    with pytest.raises(TypeError, match="eps must be a real number"):
+        compare_importance(a, a, eps="tiny")
 
 
 def test_baseline_importances():

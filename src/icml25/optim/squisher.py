@@ -369,6 +369,9 @@ def compare_importance(a: Mapping[str, Tensor], b: Mapping[str, Tensor], *, eps:
     fa, fb = _flat(a, names), _flat(b, names)
     if fa.numel() < 2:
         raise ValueError("need at least two entries to compare")
+    check_array(fa, "a")
+    check_array(fb, "b")
+    eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
     la, lb = torch.log(fa + eps).numpy(), torch.log(fb + eps).numpy()
     either = ((fa > 0) | (fb > 0)).numpy()
     return {
