@@ -225,15 +225,14 @@ def _overhead(seed: int, n_iter: int, repeats: int) -> dict:
     x0 = np.full(1000, 3.0)
     eta = theory_constant_step(fn.ell, float(np.linalg.norm(fn.grad(x0))))
     quad_ell = CallableEll(lambda u, L0=fn.ell.L0, L1=fn.ell.L1: L0 + L1 * u)
-    last: dict[str, GDResult] = {}
-    runs = {
-        "plain_gd": lambda: last.__setitem__("plain_gd", constant_gd(fn.grad, x0, eta, max_iter=n_iter, tol=0.0)),
-        "ell_closed_form": lambda: last.__setitem__("ell_closed_form",
-                                                    ell_gd(fn.grad, x0, fn.ell, max_iter=n_iter, tol=0.0)),
-        "ell_quadrature": lambda: last.__setitem__("ell_quadrature",
-                                                   ell_gd(fn.grad, x0, quad_ell, max_iter=n_iter, tol=0.0)),
+    solvers = {
+        "plain_gd": lambda: constant_gd(fn.grad, x0, eta, max_iter=n_iter, tol=0.0),
+        "ell_closed_form": lambda: ell_gd(fn.grad, x0, fn.ell, max_iter=n_iter, tol=0.0),
+        "ell_quadrature": lambda: ell_gd(fn.grad, x0, quad_ell, max_iter=n_iter, tol=0.0),
     }
-    seconds = interleaved_seconds(runs, repeats=repeats, warmup=0)
+    last: dict[str, GDResult] = {}  # each solver's last result, for its iteration count
+    seconds = interleaved_seconds({name: lambda name=name, solve=solve: last.__setitem__(name, solve())
+                                   for name, solve in solvers.items()}, repeats=repeats, warmup=0)
     med = {k: float(np.median(v)) / max(last[k].n_iter, 1) for k, v in seconds.items()}
     grid = [float(s) for s in np.logspace(-3, 6, 200)]
     step_seconds = {
