@@ -385,3 +385,19 @@ def test_tracker_measures_alignment_memorization_and_stages():
         tracker(0, nn.Linear(3, 1))
     with pytest.raises(ValueError, match="train_noise"):
         DynamicsTracker(w, np.zeros((2, 4)))
+
+
+def test_seeds_accept_numpy_generators_and_leave_the_global_torch_rng_alone():
+    model = linear_scorer(torch.tensor([1.0, -1.0]))  # nn.Linear's own init draws from the global RNG
+    before = torch.random.get_rng_state()
+    a = TwoLayerPatchCNN(6, 3, seed=np.random.default_rng(5)).weight.detach()
+    b = TwoLayerPatchCNN(6, 3, seed=np.random.default_rng(5)).weight.detach()
+    assert torch.equal(a, b)
+    assert torch.equal(TwoLayerPatchCNN(6, 3, seed=2).weight, TwoLayerPatchCNN(6, 3, seed=2).weight)
+    x, y = torch.full((4, 2), 0.5), torch.tensor([1.0, -1.0, 1.0, -1.0])
+    x1 = pgd(model, x, y, eps=0.1, steps=3, seed=np.random.default_rng(1))
+    x2 = pgd(model, x, y, eps=0.1, steps=3, seed=np.random.default_rng(1))
+    assert torch.equal(x1, x2)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    with pytest.raises(TypeError, match="seed"):
+        TwoLayerPatchCNN(6, 3, seed="zero")

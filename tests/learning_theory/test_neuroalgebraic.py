@@ -87,7 +87,7 @@ def test_exact_jacobian_matches_float_on_integers():
 @pytest.mark.parametrize("r", [2, 3, 4])
 def test_shallow_dimension_is_alexander_hirschowitz(d0, r):
     for d1 in range(1, 9):
-        assert neurovariety_dim((d0, d1, 1), r, rng=d1).dim == ah_secant_dim(d0, d1, r), (d0, d1, r)
+        assert neurovariety_dim((d0, d1, 1), r, seed=d1).dim == ah_secant_dim(d0, d1, r), (d0, d1, r)
 
 
 @pytest.mark.parametrize("widths,r,dim,edim", [
@@ -96,7 +96,7 @@ def test_shallow_dimension_is_alexander_hirschowitz(d0, r):
     ((2, 2, 2, 2), 2, 8, 8), ((2, 2, 3), 2, 8, 8), ((3, 3, 1), 3, 9, 9),
 ])
 def test_known_dimensions_and_defects(widths, r, dim, edim):
-    res = neurovariety_dim(widths, r, rng=0)
+    res = neurovariety_dim(widths, r, seed=0)
     assert (res.dim, res.expected, res.defect) == (dim, edim, edim - dim)
     assert res.spectral_gap >= 1e6
     assert res.sample_complexity == math.ceil(dim / widths[-1])
@@ -113,7 +113,7 @@ def test_ah_table_values():
 @pytest.mark.parametrize("widths", [(3, 2, 3), (4, 3, 2, 5), (2, 4, 3, 2), (4, 1, 4), (5, 2, 4)])
 @pytest.mark.parametrize("bias", [False, True])
 def test_linear_networks_are_rank_bounded_matrices(widths, bias):
-    assert neurovariety_dim(widths, 1, bias=bias, rng=0).dim == linear_net_dim(widths, bias=bias)
+    assert neurovariety_dim(widths, 1, bias=bias, seed=0).dim == linear_net_dim(widths, bias=bias)
 
 
 def test_expected_dim_overcounts_linear_networks():
@@ -123,22 +123,22 @@ def test_expected_dim_overcounts_linear_networks():
 def test_bias_shallow_quadratic_is_rank_bounded_plus_constant():
     # f(x) = (x, 1) S (x, 1)^T with S = sum of d1 rank-one terms + c0 e e^T: dim = rank<=d1 sym (d0+1) + 1
     d0, d1 = 3, 2
-    res = neurovariety_dim((d0, d1, 1), 2, bias=True, rng=0)
+    res = neurovariety_dim((d0, d1, 1), 2, bias=True, seed=0)
     assert res.dim == d1 * (d0 + 1) - math.comb(d1, 2) + 1 == 8
     assert res.expected == 9 and res.ambient == 10
 
 
 def test_float_and_exact_modes_agree():
     for widths, r, bias in [((3, 5, 1), 4, False), ((3, 2, 2, 1), 2, False), ((2, 2, 2, 1), 2, True)]:
-        float_dim = neurovariety_dim(widths, r, bias=bias, rng=0).dim
-        assert neurovariety_dim(widths, r, bias=bias, exact=True, rng=0).dim == float_dim
-    rational = neurovariety_dim((3, 2, 1), 2, exact=True, prime=None, rng=0)
+        float_dim = neurovariety_dim(widths, r, bias=bias, seed=0).dim
+        assert neurovariety_dim(widths, r, bias=bias, exact=True, seed=0).dim == float_dim
+    rational = neurovariety_dim((3, 2, 1), 2, exact=True, prime=None, seed=0)
     assert rational.dim == 5 and rational.exact and rational.spectral_gap == math.inf
 
 
 def test_determinism_under_seed():
-    a = neurovariety_dim((3, 4, 2), 2, rng=11)
-    b = neurovariety_dim((3, 4, 2), 2, rng=11)
+    a = neurovariety_dim((3, 4, 2), 2, seed=11)
+    b = neurovariety_dim((3, 4, 2), 2, seed=11)
     assert a == b
     net = PolyNet((3, 4, 2), 2)
     np.testing.assert_array_equal(net.random_params(4), net.random_params(np.random.default_rng(4)))
@@ -170,34 +170,34 @@ def test_exact_rank_over_gf_and_rationals():
 
 
 def test_rank_with_samples_is_min_of_samples_and_dim():
-    assert [rank_with_samples((3, 5, 1), 4, m, rng=m) for m in range(1, 21)] == [min(m, 14) for m in range(1, 21)]
-    assert rank_with_samples((2, 3, 2), 2, 2, rng=0) == 4  # two outputs per sample
+    assert [rank_with_samples((3, 5, 1), 4, m, seed=m) for m in range(1, 21)] == [min(m, 14) for m in range(1, 21)]
+    assert rank_with_samples((2, 3, 2), 2, 2, seed=0) == 4  # two outputs per sample
 
 
 def test_param_rank_drops_at_subnetworks():
     net = PolyNet((3, 2, 1), 2)
     theta = net.random_params(0)
-    generic = param_rank((3, 2, 1), 2, theta, rng=0)
+    generic = param_rank((3, 2, 1), 2, theta, seed=0)
     zero_out = theta.copy()
     zero_out[-1] = 0.0
     parallel = theta.copy()
     parallel[3:6] = theta[0:3]
     assert generic == 5
-    assert param_rank((3, 2, 1), 2, zero_out, rng=0) == 4
-    assert param_rank((3, 2, 1), 2, parallel, rng=0) == 3
+    assert param_rank((3, 2, 1), 2, zero_out, seed=0) == 4
+    assert param_rank((3, 2, 1), 2, parallel, seed=0) == 3
     integer = np.array([1, 2, -1, 3, 0, 2, 1, 0], dtype=object)
-    assert param_rank((3, 2, 1), 2, integer, exact=True, rng=0) == 4
+    assert param_rank((3, 2, 1), 2, integer, exact=True, seed=0) == 4
     rational = np.array([Fraction(1, 2), 2, -1, 3, 0, 2, sympy.Rational(1, 3), 1], dtype=object)
-    assert param_rank((3, 2, 1), 2, rational, exact=True, rng=0) == 5
+    assert param_rank((3, 2, 1), 2, rational, exact=True, seed=0) == 5
 
 
 def test_activation_degree_threshold():
-    assert activation_degree_threshold((2, 2, 2), 4, rng=0) == 1
-    assert activation_degree_threshold((3, 3, 3), 4, rng=0) == 1
-    assert activation_degree_threshold((3, 1, 3), 4, rng=0) is None  # width-one bottleneck
+    assert activation_degree_threshold((2, 2, 2), 4, seed=0) == 1
+    assert activation_degree_threshold((3, 3, 3), 4, seed=0) == 1
+    assert activation_degree_threshold((3, 1, 3), 4, seed=0) is None  # width-one bottleneck
     # (3, 2, 2, 1) is defective at r = 2 (7 < 8) but meets the expected dimension at r = 3, 4
-    assert neurovariety_dim((3, 2, 2, 1), 3, rng=0).defect == 0
-    assert activation_degree_threshold((3, 2, 2, 1), 4, rng=0) == 3
+    assert neurovariety_dim((3, 2, 2, 1), 3, seed=0).defect == 0
+    assert activation_degree_threshold((3, 2, 2, 1), 4, seed=0) == 3
 
 
 # ----------------------------------------------------------------------------- implicit equations and singular points
@@ -254,11 +254,11 @@ def test_is_singular_point_rejects_points_off_the_variety():
 
 @pytest.mark.parametrize("widths,r,err,match", [
     ((3,), 2, ValueError, "at least 2"),
-    ((3, 0, 1), 2, ValueError, r"widths\[1\] must be >= 1"),
+    ((3, 0, 1), 2, ValueError, r"widths\[1\] must be an integer >= 1"),
     ((3, 2.5, 1), 2, TypeError, r"widths\[1\] must be an int"),
     ((3, True, 1), 2, TypeError, "must be an int"),
-    ("31", 2, TypeError, "sequence of ints"),
-    ((3, 2, 1), 0, ValueError, "r must be >= 1"),
+    ("31", 2, TypeError, "widths must be a sequence"),
+    ((3, 2, 1), 0, ValueError, "r must be an integer >= 1"),
     ((3, 2, 1), 2.0, TypeError, "r must be an int"),
 ])
 def test_bad_architecture(widths, r, err, match):
@@ -271,11 +271,11 @@ def test_other_bad_input():
         neurovariety_dim((6, 10, 10, 1), 4)  # degree 64 in 6 variables: far too many monomials
     with pytest.raises(ValueError, match="prime must be a prime"):
         neurovariety_dim((2, 2, 1), 2, exact=True, prime=100)
-    with pytest.raises(TypeError, match="exact must be a bool"):
+    with pytest.raises(TypeError, match="exact must be True or False"):
         neurovariety_dim((2, 2, 1), 2, exact="yes")
-    with pytest.raises(ValueError, match="n_seeds must be >= 1"):
+    with pytest.raises(ValueError, match="n_seeds must be an integer >= 1"):
         neurovariety_dim((2, 2, 1), 2, n_seeds=0)
-    with pytest.raises(TypeError, match="bias must be a bool"):
+    with pytest.raises(TypeError, match="bias must be True or False"):
         PolyNet((2, 2, 1), 2, bias=1)
     net = PolyNet((2, 2, 1), 2)
     with pytest.raises(ValueError, match=r"theta must have shape \(6,\)"):

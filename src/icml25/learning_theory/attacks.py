@@ -38,6 +38,9 @@ import torch
 from torch import nn
 from torch.nn import functional
 
+from icml25.utils.random import Seed, int_seed, torch_generator
+from icml25.utils.validation import check_choice, check_scalar
+
 NORMS = ("linf", "l2")
 LOSSES = ("auto", "ce", "logistic")
 ATTACKS = ("pgd", "fgsm", "none")
@@ -45,39 +48,12 @@ ATTACKS = ("pgd", "fgsm", "none")
 Clip = tuple[float, float] | None
 
 
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_count(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return value
-
-
 def _check_norm(norm: str) -> str:
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    return norm
-
-
-def _generator(seed: int | torch.Generator | None) -> torch.Generator:
-    if isinstance(seed, torch.Generator):
-        return seed
-    if seed is None:
-        generator = torch.Generator()
-        generator.seed()
-        return generator
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, a torch.Generator or None, got {type(seed).__name__}")
-    return torch.Generator().manual_seed(seed)
+    return check_choice(norm, "norm", NORMS)
 
 
 def _loss_kind(output: torch.Tensor, loss: str) -> str:
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_choice(loss, "loss", LOSSES)
     if loss != "auto":
         return loss
     return "logistic" if output.ndim == 1 or output.shape[-1] == 1 else "ce"
@@ -164,19 +140,19 @@ def _ascend(model: nn.Module, x: torch.Tensor, y: torch.Tensor, delta: torch.Ten
 
 def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alpha: float | None = None,
         steps: int = 10, norm: str = "linf", random_start: bool = True, restarts: int = 1, clip: Clip = (0.0, 1.0),
-        loss: str = "auto", seed: int | torch.Generator | None = 0, clip_inputs: bool = False) -> torch.Tensor:
+        loss: str = "auto", seed: Seed | torch.Generator = 0, clip_inputs: bool = False) -> torch.Tensor:
     """Projected gradient descent attack (Madry et al. 2018); returns ``x + δ`` with ``‖δ‖ ≤ eps``.
 
     ``alpha`` defaults to ``eps / 4``.  With ``restarts > 1`` each example keeps the first restart that
     fools the model, otherwise the one with the highest loss.  ``clip=(low, high)`` keeps ``x + δ`` in the
     data range (``None`` for unconstrained inputs); inputs outside it raise unless ``clip_inputs=True``.
     """
-    eps = _check_positive("eps", eps)
-    alpha = eps / 4 if alpha is None else _check_positive("alpha", alpha)
-    steps, restarts = _check_count("steps", steps), _check_count("restarts", restarts)
+    eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
+    alpha = eps / 4 if alpha is None else check_scalar(alpha, "alpha", "real", min=0.0, inclusive="neither")
+    steps, restarts = check_scalar(steps, "steps", "int", min=1), check_scalar(restarts, "restarts", "int", min=1)
     norm = _check_norm(norm)
     x = _check_inputs(x, y, clip, clip_inputs)
-    generator = _generator(seed)
+    generator = torch_generator(seed)
     was_training = model.training
     model.eval()
     try:
@@ -203,10 +179,10 @@ def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alpha
 
 def fgsm(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alpha: float | None = None,
          norm: str = "linf", random_start: bool = True, clip: Clip = (0.0, 1.0), loss: str = "auto",
-         seed: int | torch.Generator | None = 0, clip_inputs: bool = False) -> torch.Tensor:
+         seed: Seed | torch.Generator = 0, clip_inputs: bool = False) -> torch.Tensor:
     """One-step attack: FGSM (Goodfellow et al. 2015) or, with ``random_start`` (default), the "fast"
     variant of Wong et al. (2020) with ``alpha = 1.25 eps``; ``alpha`` defaults to ``eps`` without it."""
-    eps = _check_positive("eps", eps)
+    eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
     if alpha is None:
         alpha = 1.25 * eps if random_start else eps
     return pgd(model, x, y, eps, alpha=alpha, steps=1, norm=norm, random_start=random_start, clip=clip,
@@ -216,8 +192,7 @@ def fgsm(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alph
 def perturb(model: nn.Module, x: torch.Tensor, y: torch.Tensor, attack: str, eps: float,
             **kwargs) -> torch.Tensor:
     """Dispatch to ``pgd``, ``fgsm`` or ``"none"`` (returns ``x``) by name."""
-    if attack not in ATTACKS:
-        raise ValueError(f"attack must be one of {ATTACKS}, got {attack!r}")
+    check_choice(attack, "attack", ATTACKS)
     if attack == "none":
         return x
     if attack == "fgsm":
@@ -241,15 +216,15 @@ def clean_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
 def robust_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, eps: float, attack: str = "pgd",
                     steps: int = 20, restarts: int = 1, alpha: float | None = None, norm: str = "linf",
                     clip: Clip = (0.0, 1.0), loss: str = "auto", batch_size: int | None = None,
-                    seed: int | torch.Generator | None = 0, check_masking: bool = False) -> float:
+                    seed: Seed | torch.Generator = 0, check_masking: bool = False) -> float:
     """Accuracy on adversarial examples of ``attack`` (default PGD-20, one restart) at radius ``eps``.
 
     ``batch_size`` bounds memory.  ``check_masking=True`` also runs FGSM and warns when PGD leaves more
     than 5 points *more* accuracy than FGSM (a sign of gradient masking or a too weak PGD).
     """
     if batch_size is not None:
-        _check_count("batch_size", batch_size)
-    generator = _generator(seed)
+        check_scalar(batch_size, "batch_size", "int", min=1)
+    generator = torch_generator(seed)
     size = batch_size or X.shape[0]
     hits = 0
     for start in range(0, X.shape[0], size):
@@ -316,7 +291,7 @@ def adversarial_train(
     eval_steps: int = 20,
     eval_eps: float | None = None,
     callback: Callable[[int, nn.Module], None] | None = None,
-    seed: int = 0,
+    seed: Seed = 0,
 ) -> History:
     """Adversarial training (Madry et al. 2018): each mini-batch is replaced by ``attack``'s examples.
 
@@ -329,31 +304,32 @@ def adversarial_train(
     """
     if X.ndim < 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
         raise ValueError(f"X must be (n, ...) and y (n,) with n > 0, got {tuple(X.shape)} and {tuple(y.shape)}")
-    if attack not in ATTACKS:
-        raise ValueError(f"attack must be one of {ATTACKS}, got {attack!r}")
-    eps = _check_positive("eps", eps)
-    eval_eps = eps if eval_eps is None else _check_positive("eval_eps", eval_eps)
-    epochs, steps, eval_steps = _check_count("epochs", epochs), _check_count("steps", steps), _check_count(
-        "eval_steps", eval_steps)
+    check_choice(attack, "attack", ATTACKS)
+    eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
+    eval_eps = eps if eval_eps is None else check_scalar(eval_eps, "eval_eps", "real", min=0.0, inclusive="neither")
+    epochs = check_scalar(epochs, "epochs", "int", min=1)
+    steps = check_scalar(steps, "steps", "int", min=1)
+    eval_steps = check_scalar(eval_steps, "eval_steps", "int", min=1)
     _check_norm(norm)
     _check_inputs(X, y, clip, clip_inputs=False)
     if batch_size is not None:
-        _check_count("batch_size", batch_size)
+        check_scalar(batch_size, "batch_size", "int", min=1)
     if eval_every is not None:
-        _check_count("eval_every", eval_every)
-    _check_positive("lr", lr)
+        check_scalar(eval_every, "eval_every", "int", min=1)
+    check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
     if isinstance(optimizer, torch.optim.Optimizer):
         opt = optimizer
     else:
         opt = (optimizer or torch.optim.Adam)(model.parameters(), lr=lr, weight_decay=weight_decay)
-    generator = torch.Generator().manual_seed(seed)
-    attack_generator = torch.Generator().manual_seed(seed + 1)
+    seed = int_seed(seed)
+    generator = torch_generator(seed)
+    attack_generator = torch_generator(seed + 1)
     history = History()
     size = batch_size or X.shape[0]
 
     def evaluate(epoch: int) -> None:
         history.epochs.append(epoch)
-        eval_seed = torch.Generator().manual_seed(seed + 2 + epoch)
+        eval_seed = torch_generator(seed + 2 + epoch)
         sets = [(X, y, history.clean_train, history.robust_train)]
         if eval_data is not None:
             sets.append((eval_data[0], eval_data[1], history.clean_test, history.robust_test))

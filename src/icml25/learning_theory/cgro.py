@@ -41,6 +41,8 @@ from torch import nn
 from torch.nn import functional
 
 from icml25.learning_theory.attacks import Clip
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_choice, check_scalar
 
 CONFLICT_RULES = ("raise", "drop")
 ACTIVATIONS = ("cubic", "smooth_relu")
@@ -113,15 +115,10 @@ class RobustMemorizer(nn.Module):
                  tau: float | None = None, norm: str = "linf", M: float | None = None, clip: Clip = (0.0, 1.0),
                  on_conflict: str = "raise") -> None:
         super().__init__()
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
-            raise ValueError(f"eps must be a number > 0, got {eps!r}")
-        tau = float(eps) / 2 if tau is None else tau
-        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not tau > 0:
-            raise ValueError(f"tau must be a number > 0, got {tau!r}")
-        if norm not in ("linf", "l2"):
-            raise ValueError(f"norm must be 'linf' or 'l2', got {norm!r}")
-        if on_conflict not in CONFLICT_RULES:
-            raise ValueError(f"on_conflict must be one of {CONFLICT_RULES}, got {on_conflict!r}")
+        eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
+        tau = eps / 2 if tau is None else check_scalar(tau, "tau", "real", min=0.0, inclusive="neither")
+        check_choice(norm, "norm", ("linf", "l2"))
+        check_choice(on_conflict, "on_conflict", CONFLICT_RULES)
         if X_train.ndim < 2 or y_train.ndim != 1 or X_train.shape[0] != y_train.shape[0] or X_train.shape[0] == 0:
             raise ValueError(f"X_train must be (n, ...) and y_train (n,) with n > 0, got {tuple(X_train.shape)} "
                              f"and {tuple(y_train.shape)}")
@@ -297,18 +294,14 @@ class TwoLayerPatchCNN(nn.Module):
     """
 
     def __init__(self, d: int, m: int = 32, *, activation: str = "cubic", init_std: float = 0.01, rho: float = 1.0,
-                 q: int = 3, seed: int = 0) -> None:
+                 q: int = 3, seed: Seed = 0) -> None:
         super().__init__()
-        for name, value in (("d", d), ("m", m), ("q", q)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        for name, value in (("init_std", init_std), ("rho", rho)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{name} must be a number > 0, got {value!r}")
-        self.d, self.m, self.activation, self.rho, self.q = d, m, activation, float(rho), q
-        generator = torch.Generator().manual_seed(seed)
+        d, m, q = (check_scalar(value, name, "int", min=1) for name, value in (("d", d), ("m", m), ("q", q)))
+        check_choice(activation, "activation", ACTIVATIONS)
+        init_std = check_scalar(init_std, "init_std", "real", min=0.0, inclusive="neither")
+        rho = check_scalar(rho, "rho", "real", min=0.0, inclusive="neither")
+        self.d, self.m, self.activation, self.rho, self.q = d, m, activation, rho, q
+        generator = torch_generator(seed)
         self.weight = nn.Parameter(torch.randn(2, m, d, generator=generator) * init_std)
 
     @property
@@ -352,8 +345,9 @@ class DynamicsTracker:
             noise = noise[:, None, :]
         if noise.ndim != 3 or noise.shape[-1] != w.shape[0]:
             raise ValueError(f"train_noise must be (n, {w.shape[0]}) or (n, k, {w.shape[0]}), got {tuple(noise.shape)}")
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}")
+        every = check_scalar(every, "every", "int", min=1)
+        if eval_every is not None:
+            eval_every = check_scalar(eval_every, "eval_every", "int", min=1)
         self.w_star, self.noise, self.every = w / w.norm(), noise, every
         self.evaluate, self.eval_every = evaluate, eval_every
         self.steps: list[int] = []

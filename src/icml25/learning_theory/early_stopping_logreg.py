@@ -29,7 +29,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Literal
 
@@ -40,9 +39,9 @@ from scipy.special import expit, ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
-from threadpoolctl import threadpool_limits
 
-from icml25.utils.random import as_generator
+from icml25.utils import validation
+from icml25.utils.random import Seed, as_generator
 
 __all__ = [
     "EarlyStoppedLogisticGD",
@@ -56,14 +55,6 @@ _STOPS = ("validation", "budget", "none")
 
 
 # ----------------------------------------------------------------------------- input checks
-
-
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
 
 
 def _as_pm_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,29 +77,12 @@ def _check_data(X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _check_weights(W, d: int) -> tuple[np.ndarray, bool]:
     """A (k, d) float array of weight vectors and whether the input was a single vector."""
-    W = np.asarray(W, dtype=np.float64)
+    W = validation.check_array(W, "weights", ndim=(1, 2), dtype=np.float64)
     single = W.ndim == 1
     W = np.atleast_2d(W)
-    if W.ndim != 2 or W.shape[1] != d:
-        raise ValueError(f"weights must have shape (d,) or (k, d) with d = {d}, got {np.shape(W)}")
-    if not np.all(np.isfinite(W)):
-        raise ValueError("weights must be finite")
+    if W.shape[1] != d:
+        raise ValueError(f"weights must have shape (d,) or (k, d) with d = {d}, got shape {np.shape(W)}")
     return W, single
-
-
-def _single_blas_thread(func):
-    """Run ``func`` with one BLAS thread.
-
-    GD, the SVM dual and the ridge path are long loops of small matrix products; extra BLAS
-    threads only add synchronisation cost there (tens of times slower on a busy machine).
-    """
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 # ----------------------------------------------------------------------------- empirical loss
@@ -248,32 +222,24 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
 
     def _check_params(self) -> float:
         """Validate the hyperparameters; return the final optimisation length."""
-        if self.stop not in _STOPS:
-            raise ValueError(f"stop must be one of {_STOPS}, got {self.stop!r}")
-        if (
-            isinstance(self.n_checkpoints, bool)
-            or not isinstance(self.n_checkpoints, (int, np.integer))
-            or self.n_checkpoints < 1
-        ):
-            raise ValueError(f"n_checkpoints must be a positive int, got {self.n_checkpoints!r}")
+        validation.check_choice(self.stop, "stop", _STOPS)
+        validation.check_scalar(self.n_checkpoints, "n_checkpoints", "int", min=1)
         if self.step_size is not None:
-            _check_positive("step_size", self.step_size)
-        min_eta_t = _check_positive("min_eta_t", self.min_eta_t)
+            validation.check_scalar(self.step_size, "step_size", "real", min=0.0, inclusive="neither")
+        min_eta_t = validation.check_scalar(self.min_eta_t, "min_eta_t", "real", min=0.0, inclusive="neither")
         if self.stop == "budget":
             if self.budget is None:
                 raise ValueError('stop="budget" needs budget (an optimisation length eta * t > 0)')
-            end = _check_positive("budget", self.budget)
+            end = validation.check_scalar(self.budget, "budget", "real", min=0.0, inclusive="neither")
         else:
-            end = _check_positive("max_eta_t", self.max_eta_t)
+            end = validation.check_scalar(self.max_eta_t, "max_eta_t", "real", min=0.0, inclusive="neither")
         if end < min_eta_t:
             raise ValueError(f"the path must end after min_eta_t = {min_eta_t}, got end {end}")
         if self.stop == "validation":
-            frac = self.validation_fraction
-            if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac < 1.0:
-                raise ValueError(f"validation_fraction must be strictly between 0 and 1, got {frac!r}")
+            validation.check_scalar(self.validation_fraction, "validation_fraction", "real", min=0.0, max=1.0,
+                           inclusive="neither")
         return end
 
-    @_single_blas_thread
     def fit(self, X, y) -> EarlyStoppedLogisticGD:
         """Run GD on ``(X, y)`` (labels: any two values), record the path and pick the stop."""
         end = self._check_params()
@@ -293,7 +259,7 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
                 f"step_size {eta:.4g} exceeds the smoothness bound 4 / lambda_max(X^T X / n) = {bound:.4g};"
                 " capped at the bound",
                 UserWarning,
-                stacklevel=3,  # the caller of fit (fit is wrapped once)
+                stacklevel=2,
             )
             eta = bound
         grid = np.geomspace(self.min_eta_t, end, int(self.n_checkpoints))
@@ -330,8 +296,7 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
         """Select checkpoint ``index`` of ``path_`` as ``coef_`` (e.g. an oracle stop); returns self."""
         check_is_fitted(self, "path_")
         k = self.path_.shape[0]
-        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not -k <= index < k:
-            raise ValueError(f"index must be an int in [-{k}, {k}), got {index!r}")
+        index = validation.check_scalar(index, "index", "int", min=-k, max=k, inclusive="left")
         self.stop_index_ = int(index) % k
         self.coef_ = self.path_[self.stop_index_].copy()
         return self
@@ -357,7 +322,6 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
 # ----------------------------------------------------------------------------- baselines
 
 
-@_single_blas_thread
 def max_margin_direction(X, y, *, tol: float = 1e-6, max_iter: int = 100_000) -> np.ndarray:
     """The hard-margin SVM ``u = argmin ||w|| s.t. y_i <x_i, w> >= 1`` (no intercept).
 
@@ -368,7 +332,7 @@ def max_margin_direction(X, y, *, tol: float = 1e-6, max_iter: int = 100_000) ->
     are not linearly separable through the origin (the dual is then unbounded).
     """
     X, y_pm, _ = _check_data(X, y)
-    tol = _check_positive("tol", tol)
+    tol = validation.check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
     Z = X * y_pm[:, None]
     Q = Z @ Z.T
     n = Q.shape[0]
@@ -403,7 +367,6 @@ def max_margin_direction(X, y, *, tol: float = 1e-6, max_iter: int = 100_000) ->
     return u
 
 
-@_single_blas_thread
 def ridge_logistic_path(X, y, lambdas, *, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
     """The l2-regularised logistic path ``w_lambda = argmin Lhat(w) + lambda/2 ||w||^2``.
 
@@ -413,10 +376,10 @@ def ridge_logistic_path(X, y, lambdas, *, tol: float = 1e-10, max_iter: int = 10
     optimisation length ``eta t`` with ``lambda = 1/(eta t)``.
     """
     X, y_pm, _ = _check_data(X, y)
-    lambdas = np.asarray(lambdas, dtype=np.float64)
-    if lambdas.ndim != 1 or lambdas.size == 0 or not np.all(np.isfinite(lambdas)) or np.any(lambdas <= 0):
-        raise ValueError("lambdas must be a non-empty 1-D array of positive finite numbers")
-    tol = _check_positive("tol", tol)
+    lambdas = validation.check_array(lambdas, "lambdas", ndim=1, dtype=np.float64, min_len=1)
+    if np.any(lambdas <= 0):
+        raise ValueError(f"lambdas must have entries > 0, got min {lambdas.min():g}")
+    tol = validation.check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
     Z = X * y_pm[:, None]
     n = Z.shape[0]
 
@@ -477,7 +440,7 @@ class GaussianLogisticModel:
 
     The remaining 1-D and 2-D integrals use Gauss-Legendre rules on ``[-10, 10]`` standard
     deviations split at the integrands' kinks, which is exact to about 1e-10 for smooth
-    parts (the brief's 64 x 64 Gauss-Hermite rule is inaccurate on the indicator of the zero-one
+    parts (a 64 x 64 Gauss-Hermite rule is inaccurate on the indicator of the zero-one
     risk and on large-norm ``w``; see the docs page).  All risk methods accept one ``w`` (d,)
     or a batch (k, d) and return a float or a (k,) array.
 
@@ -489,17 +452,12 @@ class GaussianLogisticModel:
     n_nodes : int           Gauss-Legendre nodes per half-interval (default 96).
     """
 
-    def __init__(self, cov_diag, w_star, seed: int | np.random.Generator | None = None, n_nodes: int = 96):
-        cov_diag = np.asarray(cov_diag, dtype=np.float64)
-        w_star = np.asarray(w_star, dtype=np.float64)
-        if cov_diag.ndim != 1 or cov_diag.size == 0:
-            raise ValueError(f"cov_diag must be a non-empty 1-D array, got shape {cov_diag.shape}")
-        if not np.all(np.isfinite(cov_diag)) or np.any(cov_diag < 0):
-            raise ValueError("cov_diag must hold finite variances >= 0")
-        if w_star.shape != cov_diag.shape or not np.all(np.isfinite(w_star)):
-            raise ValueError(f"w_star must be a finite array of shape {cov_diag.shape}, got {w_star.shape}")
-        if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 8:
-            raise ValueError(f"n_nodes must be an int >= 8, got {n_nodes!r}")
+    def __init__(self, cov_diag, w_star, seed: Seed = None, n_nodes: int = 96):
+        cov_diag = validation.check_array(cov_diag, "cov_diag", ndim=1, dtype=np.float64, min_len=1)
+        if np.any(cov_diag < 0):
+            raise ValueError(f"cov_diag must hold variances >= 0, got min {cov_diag.min():g}")
+        w_star = validation.check_array(w_star, "w_star", dtype=np.float64, shape=cov_diag.shape)
+        n_nodes = validation.check_scalar(n_nodes, "n_nodes", "int", min=8)
         self.cov_diag = cov_diag
         self.w_star = w_star
         self.rng = as_generator(seed)
@@ -508,21 +466,15 @@ class GaussianLogisticModel:
 
     @classmethod
     def power_law(
-        cls, d: int, n_signal: int, decay: float = 2.0, seed: int | np.random.Generator | None = None
+        cls, d: int, n_signal: int, decay: float = 2.0, seed: Seed = None
     ) -> GaussianLogisticModel:
         """The paper's Figure 1 instance: ``lambda_i = i^-decay``, ``w*_i = 1`` for ``i <= n_signal``, else 0.
 
         (Figure 1: ``d = 2000``, ``n_signal = 100``, ``decay = 2``.)
         """
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive int, got {d!r}")
-        if (
-            isinstance(n_signal, bool)
-            or not isinstance(n_signal, (int, np.integer))
-            or not 0 <= n_signal <= d
-        ):
-            raise ValueError(f"n_signal must be an int in [0, d], got {n_signal!r}")
-        decay = _check_positive("decay", decay)
+        d = validation.check_scalar(d, "d", "int", min=1)
+        n_signal = validation.check_scalar(n_signal, "n_signal", "int", min=0, max=d)
+        decay = validation.check_scalar(decay, "decay", "real", min=0.0, inclusive="neither")
         w_star = np.zeros(d)
         w_star[:n_signal] = 1.0
         return cls(np.arange(1, d + 1, dtype=np.float64) ** -decay, w_star, seed=seed)
@@ -533,8 +485,7 @@ class GaussianLogisticModel:
 
     def sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``n`` i.i.d. pairs; returns ``X`` (n, d) and labels ``y`` in {-1, +1}."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+        n = validation.check_scalar(n, "n", "int", min=1)
         X = self.rng.standard_normal((int(n), self.dim)) * np.sqrt(self.cov_diag)
         y = np.where(self.rng.random(int(n)) < expit(X @ self.w_star), 1.0, -1.0)
         return X, y

@@ -20,10 +20,10 @@ sub-networks) as attractors of training.  This module makes those invariants com
 Example
 -------
 >>> from icml25.learning_theory.neuroalgebraic import neurovariety_dim, ah_secant_dim
->>> res = neurovariety_dim((3, 5, 1), r=4, rng=0)      # the quartic AH exception
+>>> res = neurovariety_dim((3, 5, 1), r=4, seed=0)      # the quartic AH exception
 >>> (res.dim, res.expected, res.defect, ah_secant_dim(3, 5, 4))
 (14, 15, 1, 14)
->>> neurovariety_dim((3, 2, 2, 1), r=2, rng=0).dim     # a deep defective architecture
+>>> neurovariety_dim((3, 2, 2, 1), r=2, seed=0).dim     # a deep defective architecture
 7
 """
 
@@ -41,7 +41,8 @@ import sympy
 from sympy.polys.domains import GF, QQ
 from sympy.polys.matrices import DomainMatrix
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_bool, check_scalar, check_sequence
 
 __all__ = [
     "AH_EXCEPTIONS",
@@ -84,20 +85,9 @@ class AmbiguousRankError(ArithmeticError):
 # ----------------------------------------------------------------------------- input checks
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _check_widths(widths: Any) -> tuple[int, ...]:
-    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
-        raise TypeError(f"widths must be a sequence of ints (d_0, ..., d_L), got {widths!r}")
-    if len(widths) < 2:
-        raise ValueError(f"widths needs at least 2 entries (input and output width), got {tuple(widths)!r}")
-    return tuple(_check_int(f"widths[{i}]", w, 1) for i, w in enumerate(widths))
+    return tuple(check_sequence(widths, "widths", min_len=2,
+                                item=lambda w, name: check_scalar(w, name, "int", min=1)))
 
 
 # ----------------------------------------------------------------------------- the network
@@ -115,10 +105,8 @@ class PolyNet:
 
     def __init__(self, widths: tuple[int, ...], r: int, bias: bool = False) -> None:
         self.widths = _check_widths(widths)
-        self.r = _check_int("r", r, 1)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be a bool, got {bias!r}")
-        self.bias = bias
+        self.r = check_scalar(r, "r", "int", min=1)
+        self.bias = check_bool(bias, "bias")
         self._sizes = [(d_out, d_in) for d_in, d_out in zip(self.widths[:-1], self.widths[1:], strict=True)]
 
     def __repr__(self) -> str:
@@ -182,9 +170,9 @@ class PolyNet:
                 parts.append(np.asarray(b).ravel())
         return np.concatenate(parts)
 
-    def random_params(self, rng: int | np.random.Generator | None = None) -> np.ndarray:
+    def random_params(self, seed: Seed = None) -> np.ndarray:
         """Generic float parameters: ``W_i ~ N(0, 1/d_{i-1})`` entrywise, biases ``N(0, 1)``."""
-        rng = as_generator(rng)
+        rng = as_generator(seed)
         parts = []
         for d_out, d_in in self._sizes:
             parts.append(rng.standard_normal(d_out * d_in) / math.sqrt(d_in))
@@ -192,15 +180,15 @@ class PolyNet:
                 parts.append(rng.standard_normal(d_out))
         return np.concatenate(parts)
 
-    def random_points(self, n_points: int, rng: int | np.random.Generator | None = None) -> np.ndarray:
+    def random_points(self, n_points: int, seed: Seed = None) -> np.ndarray:
         """Generic sample points: uniform on the unit sphere (homogeneous case), ``N(0, I)`` with biases.
 
         A homogeneous polynomial vanishing on the sphere vanishes everywhere, so sphere points are
         generic for it (and keep the float Jacobian well scaled); an inhomogeneous one may vanish
         on the sphere (``|x|² - 1``), hence Gaussian points with biases.
         """
-        n_points = _check_int("n_points", n_points, 1)
-        X = as_generator(rng).standard_normal((n_points, self.widths[0]))
+        n_points = check_scalar(n_points, "n_points", "int", min=1)
+        X = as_generator(seed).standard_normal((n_points, self.widths[0]))
         if not self.bias:
             X /= np.linalg.norm(X, axis=1, keepdims=True)
         return X
@@ -285,12 +273,12 @@ def numerical_rank(J: np.ndarray, rtol: float = 1e-10, min_gap: float = 1e6) -> 
     """Rank of a float matrix after equilibration (rows, then columns, to unit norm).
 
     ``rank = #{σ_j > σ_1 · max(J.shape) · rtol}``; raises :class:`AmbiguousRankError` when
-    ``σ_rank / σ_{rank+1} < min_gap`` (the brief's tolerance policy).  Zero rows/columns are kept
+    ``σ_rank / σ_{rank+1} < min_gap`` (no rank is reported without a clear gap).  Zero rows/columns are kept
     (they do not change the rank).
     """
-    J = np.asarray(J)
-    if J.ndim != 2 or J.size == 0:
-        raise ValueError(f"J must be a non-empty 2-D array, got shape {J.shape}")
+    J = check_array(J, "J", ndim=2, dtype=None, finite=False, min_len=1)
+    if J.size == 0:
+        raise ValueError(f"J must be a non-empty 2-d array, got shape {J.shape}")
     if not np.all(np.isfinite(J)):
         raise ValueError("J has non-finite entries (overflow?): use smaller parameters or exact mode")
     for axis in (1, 0):
@@ -322,7 +310,7 @@ def exact_rank(J: np.ndarray, prime: int | None = DEFAULT_PRIME) -> int:
 def _check_prime(prime: int | None) -> int | None:
     if prime is None:
         return None
-    prime = _check_int("prime", prime, 3)
+    prime = check_scalar(prime, "prime", "int", min=3)
     if not sympy.isprime(prime):
         raise ValueError(f"prime must be a prime number (or None for rational arithmetic), got {prime}")
     return prime
@@ -355,7 +343,8 @@ def expected_dim(widths: tuple[int, ...], r: int, bias: bool = False) -> int:
     """Kileel–Trager–Bruna's expected dimension ``min(d_L + Σ_{i<L} (d_i - 1) d_{i+1}, A)``.
 
     Equal to ``min(P - #hidden neurons, A)``: parameters minus one rescaling symmetry per hidden
-    neuron, capped by the ambient dimension.  With ``bias=True`` the same count (ours) is used.
+    neuron, capped by the ambient dimension.  With ``bias=True`` the same count is
+    used (our extension; the count is stated without biases).
     """
     net = PolyNet(widths, r, bias)
     return min(net.n_params - net.n_hidden, net.ambient_dim)
@@ -369,7 +358,7 @@ def ah_secant_dim(d0: int, d1: int, r: int) -> int:
     matrices of rank ≤ ``d1``: ``k d0 - C(k, 2)``, ``k = min(d1, d0)``) and the four cases of
     :data:`AH_EXCEPTIONS`, one less.
     """
-    d0, d1, r = _check_int("d0", d0, 1), _check_int("d1", d1, 1), _check_int("r", r, 1)
+    d0, d1, r = (check_scalar(v, name, "int", min=1) for name, v in (("d0", d0), ("d1", d1), ("r", r)))
     ambient = math.comb(d0 + r - 1, r)
     if r == 2:
         k = min(d1, d0)
@@ -422,7 +411,7 @@ def neurovariety_dim(
     prime: int | None = DEFAULT_PRIME,
     n_seeds: int = 2,
     n_points: int | None = None,
-    rng: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> DimResult:
     """Dimension of the neurovariety of ``PolyNet(widths, r, bias)`` as a generic Jacobian rank.
 
@@ -435,13 +424,12 @@ def neurovariety_dim(
     (Schwartz–Zippel).
     """
     net = PolyNet(widths, r, bias)
-    n_seeds = _check_int("n_seeds", n_seeds, 1)
-    if not isinstance(exact, bool):
-        raise TypeError(f"exact must be a bool, got {exact!r}")
+    n_seeds = check_scalar(n_seeds, "n_seeds", "int", min=1)
+    exact = check_bool(exact, "exact")
     prime = _check_prime(prime)
-    n_points = _default_points(net) if n_points is None else _check_int("n_points", n_points, 1)
+    n_points = _default_points(net) if n_points is None else check_scalar(n_points, "n_points", "int", min=1)
     net._check_size(n_points)
-    gen = as_generator(rng)
+    gen = as_generator(seed)
     best: RankResult | None = None
     for _ in range(n_seeds):
         if exact:
@@ -477,7 +465,7 @@ def param_rank(
     bias: bool = False,
     exact: bool = False,
     n_points: int | None = None,
-    rng: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> int:
     """Rank of the differential of the parametrisation at a *given* ``θ`` (generic sample points).
 
@@ -486,9 +474,9 @@ def param_rank(
     rows).  ``exact=True`` needs integer/rational ``θ`` and computes over the rationals.
     """
     net = PolyNet(widths, r, bias)
-    n_points = _default_points(net) if n_points is None else _check_int("n_points", n_points, 1)
+    n_points = _default_points(net) if n_points is None else check_scalar(n_points, "n_points", "int", min=1)
     net._check_size(n_points)
-    gen = as_generator(rng)
+    gen = as_generator(seed)
     if exact:
         theta = np.asarray(theta, dtype=object)
         if not all(isinstance(v, (numbers.Rational, sympy.Rational)) for v in theta.ravel()):
@@ -507,7 +495,7 @@ def rank_with_samples(
     n_samples: int,
     *,
     bias: bool = False,
-    rng: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> int:
     """Generic rank of the Jacobian with only ``n_samples`` sample points.
 
@@ -515,9 +503,9 @@ def rank_with_samples(
     determined (finite fibres) by ``dim`` generic samples and not fewer.
     """
     net = PolyNet(widths, r, bias)
-    n_samples = _check_int("n_samples", n_samples, 1)
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
     net._check_size(n_samples)
-    gen = as_generator(rng)
+    gen = as_generator(seed)
     return numerical_rank(net.jacobian(net.random_params(gen), net.random_points(n_samples, gen))).rank
 
 
@@ -525,7 +513,7 @@ def activation_degree_threshold(
     widths: tuple[int, ...],
     r_max: int,
     *,
-    rng: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> int | None:
     """Smallest ``r̂ ≤ r_max`` with ``dim = min(P - #hidden, A)`` for every ``r̂ ≤ r ≤ r_max``.
 
@@ -534,13 +522,13 @@ def activation_degree_threshold(
     Each ``r`` is checked in float mode; an ambiguous rank raises.
     """
     widths = _check_widths(widths)
-    r_max = _check_int("r_max", r_max, 1)
+    r_max = check_scalar(r_max, "r_max", "int", min=1)
     if any(w == 1 for w in widths[1:-1]):
         return None
-    gen = as_generator(rng)
+    gen = as_generator(seed)
     threshold = None
     for r in range(r_max, 0, -1):
-        res = neurovariety_dim(widths, r, rng=gen)
+        res = neurovariety_dim(widths, r, seed=gen)
         if res.dim != res.expected:
             break
         threshold = r
@@ -608,7 +596,7 @@ def quadratic_shallow_equations(d0: int, d1: int) -> ImplicitVariety:
     (``rank S < d1``) are exactly its singular points.  Minors are enumerated by sympy, so keep
     ``d0`` small (≤ 5).
     """
-    d0, d1 = _check_int("d0", d0, 1), _check_int("d1", d1, 1)
+    d0, d1 = check_scalar(d0, "d0", "int", min=1), check_scalar(d1, "d1", "int", min=1)
     if d0 > 6:
         raise ValueError(f"d0={d0} is too large for symbolic minors (at most 6)")
     symbols = tuple(sympy.symbols(f"s{i}{j}") for i in range(d0) for j in range(i, d0))
@@ -649,8 +637,7 @@ def is_singular_point(variety: ImplicitVariety, point: np.ndarray, tol: float = 
     and the point is singular when ``σ_codim ≤ tol · |p|^(k-1)`` (``|p|`` the largest coordinate).
     A filling variety (codim 0) has no singular points; the apex ``p = 0`` of a cone is singular.
     """
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol > 0:
-        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    tol = check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
     point = variety._check_point(point)
     if variety.codim == 0:
         return False

@@ -38,6 +38,7 @@ Scaling conventions (Sec. 2 of the paper): the Fisher "sum" convention is
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,6 +51,8 @@ from torch import Tensor, nn
 from torch.func import functional_call, grad, jacrev, vmap
 
 from icml25.utils.nn import train_classifier
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar
 
 Importance = dict[str, Tensor]
 Params = nn.Module | Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]
@@ -88,18 +91,19 @@ def _named_params(model: Params, *, trainable_only: bool = False) -> dict[str, T
     return out
 
 
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+def _check_scale_sizes(n_data: int | None, batch_size: int | None, scale: str) -> tuple[int, int]:
+    """``n_data`` and ``batch_size``, both needed to rescale ``v`` to a Fisher unless ``scale="raw"``."""
+    for name, value in (("n_data", n_data), ("batch_size", batch_size)):
+        if value is None:
+            raise ValueError(f"{name} must be an integer >= 1 when scale={scale!r}, got None")
+    return check_scalar(n_data, "n_data", "int", min=1), check_scalar(batch_size, "batch_size", "int", min=1)
 
 
 def _rescale(v: Tensor, scale: str, reduction: str, n_data: int | None, batch_size: int | None) -> Tensor:
     """Map the per-step squared mini-batch gradient ``v`` to the Fisher's scale (Sec. 2)."""
     if scale == "raw":
         return v
-    n = _check_positive_int("n_data", n_data)
-    b = _check_positive_int("batch_size", batch_size)
+    n, b = _check_scale_sizes(n_data, batch_size, scale)
     per_example = v * b if reduction == "mean" else v / b     # ≈ E[(∇l_n)²]
     return per_example * n if scale == "fisher_sum" else per_example
 
@@ -197,13 +201,10 @@ def read_squisher(
     ``ValueError`` when ``strict`` (default); with ``strict=False`` it is skipped with a warning.
     Returns ``{name: tensor}`` with each parameter's shape, device and (at least float32) dtype.
     """
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    check_choice(scale, "scale", SCALES)
+    check_choice(reduction, "reduction", REDUCTIONS)
     if scale != "raw":
-        _check_positive_int("n_data", n_data)
-        _check_positive_int("batch_size", batch_size)
+        _check_scale_sizes(n_data, batch_size, scale)
     named = _named_params(model)
     if isinstance(optimizer, torch.optim.Optimizer):
         opt_name = type(optimizer).__name__
@@ -254,7 +255,7 @@ def fisher_diagonal(
     n_data: int | None = None,
     scale: str = "fisher_sum",
     chunk_size: int = 128,
-    seed: int = 0,
+    seed: Seed = 0,
 ) -> Importance:
     """Diagonal Fisher of a classifier (logits -> categorical likelihood) by per-example gradients.
 
@@ -268,27 +269,27 @@ def fisher_diagonal(
     "squared mini-batch mean" without its moving average (the paper's second difference).
     The model is used as is (call ``model.eval()`` first if it has dropout or batch norm).
     """
-    if mode not in FISHER_MODES:
-        raise ValueError(f"mode must be one of {FISHER_MODES}, got {mode!r}")
-    if scale not in ("fisher_sum", "per_example"):
-        raise ValueError(f"scale must be 'fisher_sum' or 'per_example', got {scale!r}")
-    if not isinstance(X, Tensor) or X.ndim < 2 or X.shape[0] == 0:
-        raise ValueError(f"X must be a tensor (n, ...) with n > 0, got {getattr(X, 'shape', type(X))}")
+    check_choice(mode, "mode", FISHER_MODES)
+    check_choice(scale, "scale", ("fisher_sum", "per_example"))
+    check_instance(X, "X", Tensor, "a torch.Tensor")
+    if X.ndim < 2 or X.shape[0] == 0:
+        raise ValueError(f"X must be a tensor of shape (n, ...) with n > 0, got shape {tuple(X.shape)}")
     if mode == "empirical" and (y is None or y.ndim != 1 or y.shape[0] != X.shape[0]):
         raise ValueError("mode='empirical' needs labels y of shape (n,) matching X")
-    n_samples = _check_positive_int("n_samples", n_samples)
-    batch_size = _check_positive_int("batch_size", batch_size)
-    chunk_size = _check_positive_int("chunk_size", chunk_size)
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    chunk_size = check_scalar(chunk_size, "chunk_size", "int", min=1)
     if batch_size > 1 and mode == "exact":
         raise ValueError("batch_size > 1 squares mini-batch gradients of sampled or true labels; "
                          "use mode='sampled' or 'empirical'")
-    m = X.shape[0] if max_examples is None else min(_check_positive_int("max_examples", max_examples), X.shape[0])
-    n = X.shape[0] if n_data is None else _check_positive_int("n_data", n_data)
+    m = X.shape[0] if max_examples is None else min(check_scalar(max_examples, "max_examples", "int", min=1),
+                                                    X.shape[0])
+    n = X.shape[0] if n_data is None else check_scalar(n_data, "n_data", "int", min=1)
     X = X[:m]
     y = None if y is None else y[:m]
     params = {k: p.detach() for k, p in model.named_parameters() if p.requires_grad}
     buffers = dict(model.named_buffers())
-    generator = torch.Generator(device=X.device).manual_seed(seed)
+    generator = torch_generator(seed, device=X.device)
 
     def log_probs(p: dict[str, Tensor], x: Tensor) -> Tensor:
         return torch.log_softmax(functional_call(model, (p, buffers), (x,)), dim=-1)
@@ -342,9 +343,9 @@ def uniform_importance(model: Params) -> Importance:
             for k, p in _named_params(model).items()}
 
 
-def random_importance(model: Params, seed: int = 0) -> Importance:
+def random_importance(model: Params, seed: Seed = 0) -> Importance:
     """Uniform(0, 1) scores from ``seed`` (random pruning / random masks)."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch_generator(seed)
     return {k: torch.rand(p.shape, generator=generator).to(p.device) for k, p in _named_params(model).items()}
 
 
@@ -368,6 +369,9 @@ def compare_importance(a: Mapping[str, Tensor], b: Mapping[str, Tensor], *, eps:
     fa, fb = _flat(a, names), _flat(b, names)
     if fa.numel() < 2:
         raise ValueError("need at least two entries to compare")
+    check_array(fa, "a")
+    check_array(fb, "b")
+    eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
     la, lb = torch.log(fa + eps).numpy(), torch.log(fb + eps).numpy()
     either = ((fa > 0) | (fb > 0)).numpy()
     return {
@@ -397,8 +401,8 @@ def _check_state_dicts(state_dicts: Sequence[Mapping[str, Tensor]]) -> list[str]
 def _weights(weights: Sequence[float] | None, k: int) -> list[float]:
     if weights is None:
         return [1.0 / k] * k
-    w = [float(x) for x in weights]
-    if len(w) != k or any(not math.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
+    w = [float(x) for x in check_array(weights, "weights", ndim=1, dtype=float)]
+    if len(w) != k or any(x < 0 for x in w) or sum(w) <= 0:
         raise ValueError(f"weights must be {k} non-negative numbers with a positive sum, got {weights!r}")
     return [x / sum(w) for x in w]
 
@@ -432,8 +436,7 @@ def fisher_merge(
     keys = _check_state_dicts(state_dicts)
     if len(importances) != len(state_dicts):
         raise ValueError(f"got {len(importances)} importances for {len(state_dicts)} state dicts")
-    if not minimal_fisher_weight >= 0:
-        raise ValueError(f"minimal_fisher_weight must be >= 0, got {minimal_fisher_weight!r}")
+    minimal_fisher_weight = check_scalar(minimal_fisher_weight, "minimal_fisher_weight", "real", min=0.0)
     w = _weights(weights, len(state_dicts))
     fisher_keys = set(importances[0])
     for i, imp in enumerate(importances):
@@ -472,8 +475,10 @@ def task_arithmetic(base: Mapping[str, Tensor], finetuned: Sequence[Mapping[str,
 
 
 def _alphas(alphas: float | Sequence[float], t: int) -> list[float]:
-    a = [float(alphas)] * t if isinstance(alphas, (int, float)) else [float(x) for x in alphas]
-    if len(a) != t or any(not math.isfinite(x) or x < 0 for x in a):
+    if isinstance(alphas, numbers.Real):
+        return [check_scalar(alphas, "alphas", "real", min=0.0)] * t
+    a = [float(x) for x in check_array(alphas, "alphas", ndim=1, dtype=float)]
+    if len(a) != t or any(x < 0 for x in a):
         raise ValueError(f"alphas must be a non-negative number or {t} of them, got {alphas!r}")
     return a
 
@@ -495,8 +500,7 @@ def ugm_merge(
     keys = _check_state_dicts([base, *finetuned])
     if len(importances) != len(finetuned):
         raise ValueError(f"got {len(importances)} importances for {len(finetuned)} fine-tuned models")
-    if not (isinstance(prior_precision, (int, float)) and math.isfinite(prior_precision) and prior_precision > 0):
-        raise ValueError(f"prior_precision must be a positive number, got {prior_precision!r}")
+    check_scalar(prior_precision, "prior_precision", "real", min=0.0, inclusive="neither")
     a = _alphas(alphas, len(finetuned))
     merged = task_arithmetic(base, finetuned, a)
     for k in keys:
@@ -522,9 +526,7 @@ def _select(params: Mapping[str, Tensor], names: Iterable[str] | None) -> list[s
 
 
 def _fraction(name: str, value: float) -> float:
-    if not (isinstance(value, (int, float)) and 0 < value < 1):
-        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
-    return float(value)
+    return check_scalar(value, name, "real", min=0.0, max=1.0, inclusive="neither")
 
 
 def top_fraction_masks(scores: Mapping[str, Tensor], keep_fraction: float, *, scope: str = "global"
@@ -535,8 +537,7 @@ def top_fraction_masks(scores: Mapping[str, Tensor], keep_fraction: float, *, sc
     flattened index) is kept, so an all-equal score keeps the tail.
     """
     keep_fraction = _fraction("keep_fraction", keep_fraction)
-    if scope not in ("global", "layer"):
-        raise ValueError(f"scope must be 'global' or 'layer', got {scope!r}")
+    check_choice(scope, "scope", ("global", "layer"))
     groups = [list(scores)] if scope == "global" else [[k] for k in scores]
     masks: dict[str, Tensor] = {}
     for names in groups:
@@ -579,7 +580,7 @@ def magnitude_prune(model: Params, sparsity: float, *, scope: str = "global",
     return top_fraction_masks(scores, 1.0 - _fraction("sparsity", sparsity), scope=scope)
 
 
-def random_prune(model: Params, sparsity: float, *, seed: int = 0, scope: str = "global",
+def random_prune(model: Params, sparsity: float, *, seed: Seed = 0, scope: str = "global",
                  names: Iterable[str] | None = None) -> dict[str, Tensor]:
     """Random pruning baseline (seeded)."""
     params = _named_params(model)
@@ -624,7 +625,7 @@ def fish_mask(importance: Mapping[str, Tensor], keep_fraction: float, *, names: 
     return top_fraction_masks({k: importance[k] for k in chosen}, keep_fraction)
 
 
-def random_mask(model: Params, keep_fraction: float, *, seed: int = 0, names: Iterable[str] | None = None
+def random_mask(model: Params, keep_fraction: float, *, seed: Seed = 0, names: Iterable[str] | None = None
                 ) -> dict[str, Tensor]:
     """A random sparse fine-tuning mask of the same density (the FISH-mask baseline)."""
     params = _named_params(model)
@@ -669,13 +670,9 @@ class EWCPenalty:
     """
 
     def __init__(self, lam: float, *, mode: str = "separate", decay: float = 1.0) -> None:
-        if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
-            raise ValueError(f"lam must be a non-negative number, got {lam!r}")
-        if mode not in ("separate", "online"):
-            raise ValueError(f"mode must be 'separate' or 'online', got {mode!r}")
-        if not (isinstance(decay, (int, float)) and 0 <= decay <= 1):
-            raise ValueError(f"decay must be in [0, 1], got {decay!r}")
-        self.lam, self.mode, self.decay = float(lam), mode, float(decay)
+        self.lam = check_scalar(lam, "lam", "real", min=0.0)
+        self.mode = check_choice(mode, "mode", ("separate", "online"))
+        self.decay = check_scalar(decay, "decay", "real", min=0.0, max=1.0)
         self.tasks: list[tuple[Importance, dict[str, Tensor]]] = []
 
     def consolidate(self, importance: Mapping[str, Tensor], model: Params) -> None:

@@ -1,4 +1,5 @@
-"""Reproduction of Li & Li (ICML 2025): clean generalization and robust overfitting (CGRO).
+"""Reproduction of Li & Li (ICML 2025, arXiv:2306.01271): clean generalization and robust overfitting (CGRO).
+Guide, results and calibration notes (how eps, sigma, delta and init std were set): docs/papers/cgro.md.
 
 A. Representation view on digits (8x8, 1437/360 split, pixels in [0, 1]): a clean MLP g (64-128-10) is
    wrapped by ``RobustMemorizer`` at ℓ∞ radius ε = 0.1; certified and PGD-20 robust training accuracy,
@@ -11,41 +12,24 @@ C. Training dynamics on the signal/noise patch data (``icml25.data.patch_data``;
    gradient descent on the adversarial logistic loss (ℓ2 PGD-10, radius δ = 0.7); Φ_t, Ψ_t and accuracies
    along training; the same run with N = 1024 training points.
 D. Capacity: the run of C with m ∈ {4, 16, 64} filters per class.
-
-Calibration (the constants of C are ours, as the brief says; each choice below was made once, on seed 0,
-from the measured numbers):
-* Claim A uses ε = 0.1 instead of the brief's 0.05: at ε = 0.05 the clean MLP g keeps 84 % PGD-20 accuracy
-  on the test set, so "robust test poor (≤ 60 %)" cannot hold for g or for any wrapper that keeps g's test
-  behaviour; at ε = 0.1 g keeps 52 %.  Digits stay separated: different labels are ≥ 0.4375 apart in ℓ∞
-  (> 2(ε + τ) = 0.3 with τ = ε/2), so no training point is dropped.
-* C uses σ = 4, δ = 0.7 and init std σ0 = 0.05 instead of σ = 2, δ = 0.5, σ0 = 0.01.  Measured on seed 0
-  (d = 200-1000, N = 64): with σ ≤ 3 (δ ≤ 0.7) adversarial training learns the feature robustly (robust
-  test 99-100 %, no CGRO), σ = 3.5 is in between (robust test 67-89 %), and with σ = 5 the network memorizes
-  from the start and clean test falls to ~55 %.  σ = 4, δ = 0.7 gives CGRO with σ0 = 0.05 on every seed we
-  tried (0-3), while with σ0 = 0.01 (σ = 4-4.5) the outcome of the signal/noise race depended on the draw
-  (robust test 1-69 %, clean test as low as 77 %).  δ = 0.7 < α/√2 keeps the pure-feature network robust
-  (its PGD-100 margin stays positive), so a robust classifier of this architecture exists and the failure
-  is not forced by the threat model; with N = 1024 the same training reaches 100 % robust test accuracy.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from icml25.data.patch_data import make_patch_data, random_feature  # noqa: E402
-from icml25.data.tensors import digits_tensors  # noqa: E402
-from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
-from icml25.learning_theory.attacks import adversarial_train, clean_accuracy, robust_accuracy  # noqa: E402
-from icml25.learning_theory.cgro import DynamicsTracker, RobustMemorizer, TwoLayerPatchCNN, separation  # noqa: E402
-from icml25.utils.nn import make_mlp, train_classifier  # noqa: E402
+from icml25.data.patch_data import make_patch_data, random_feature
+from icml25.data.tensors import digits_tensors
+from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import summary
+from icml25.harness.timing import median_seconds
+from icml25.learning_theory.attacks import adversarial_train, clean_accuracy, robust_accuracy
+from icml25.learning_theory.cgro import DynamicsTracker, RobustMemorizer, TwoLayerPatchCNN, separation
+from icml25.utils.nn import make_mlp, train_classifier
 
 CLAIM_GAP = "digits: PGD adversarial training shows a robust generalization gap >= 25 points"
 CLAIM_STAGE_ORDER = "patch data: Phi reaches 90 % of its final value before Psi reaches 50 % of its final value"
@@ -55,16 +39,20 @@ PAPER = Paper(
     id="cgro",
     title="On the Clean Generalization and Robust Overfitting in Adversarial Training from Two Theoretical "
           "Views: Representation Complexity and Training Dynamics",
-    seed="000_2b600ba1808e0b5e.txt",
-    abstract=10,
     module="icml25.learning_theory.cgro",
     anchors=("torchattacks", "adversarial-robustness-toolbox", "RobustBench"),
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
-    known_misses=(CLAIM_GAP, CLAIM_STAGE_ORDER, CLAIM_STAGE_GROWTH),
+    known_misses={
+        CLAIM_GAP: "on 8x8 digits the robust gap is ~11 points within the budget (MNIST/CIFAR-scale gaps do not "
+                   "appear)",
+        CLAIM_STAGE_ORDER: "in our reconstruction Phi and Psi grow together after a short feature-first phase",
+        CLAIM_STAGE_GROWTH: "Psi grows only ~1.1x after stage I: memorization is not a separate late stage here",
+    },
 )
 
+# Settings chosen once on seed 0 (see the docs' calibration notes).
 DIGITS_EPS = 0.1
 PATCH = {"d": 200, "alpha": 1.0, "sigma": 4.0, "delta": 0.7, "init_std": 0.05, "lr": 0.3}
 
@@ -76,12 +64,8 @@ def _memorization(seed: int, epochs: int) -> dict:
     train_classifier(g, data.X_train, data.y_train, epochs=epochs, batch_size=64, lr=1e-3, seed=seed)
     F = RobustMemorizer(g, data.X_train, data.y_train, eps=DIGITS_EPS, on_conflict="drop")
     attack = {"eps": DIGITS_EPS, "steps": 20, "seed": seed}
-    forward_times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        with torch.no_grad():
-            F(data.X_test)
-        forward_times.append(time.perf_counter() - start)
+    with torch.no_grad():
+        forward_seconds = median_seconds(lambda: F(data.X_test), repeats=5)
     n, dim = data.X_train.shape
     return {
         "n_train": n, "dim": dim, "dropped": int(F.dropped_.numel()), "M": F.M,
@@ -95,7 +79,7 @@ def _memorization(seed: int, epochs: int) -> dict:
         "robust_test_g": robust_accuracy(g, data.X_test, data.y_test, **attack),
         "extra_parameters": F.extra_parameters, "extra_hidden_units": F.extra_hidden_units,
         "clean_parameters": sum(p.numel() for p in g.parameters()),
-        "forward_seconds_360_test_points": statistics.median(forward_times),
+        "forward_seconds_360_test_points": forward_seconds,
     }
 
 
@@ -160,6 +144,7 @@ def _mean(values) -> float:
 
 
 def reproduce(run: Run) -> Result:
+    # 1. Sizes.
     epochs_g = run.pick(smoke=2, quick=20, full=50)
     epochs_at = run.pick(smoke=2, quick=60, full=200)
     steps = run.pick(smoke=10, quick=250, full=2000)
@@ -167,6 +152,8 @@ def reproduce(run: Run) -> Result:
     n_large = run.pick(smoke=128, quick=1024, full=1024)
     widths = (4, 16, 64)
     seeds = run.pick(smoke=run.seeds[:1], quick=run.seeds, full=run.seeds)  # smoke proves the pipeline only
+
+    # 2. Experiments A-D per seed.
     per_seed = []
     for i, seed in enumerate(seeds):
         run.progress(i / len(seeds), f"seed {seed}: robust memorization on digits")
@@ -180,108 +167,218 @@ def reproduce(run: Run) -> Result:
         per_seed.append({"seed": seed, "memorization": memo, "adversarial_training": at, "patch": main,
                          "patch_large_n": large, "capacity": {str(m): v for m, v in capacity.items()}})
     run.progress(1.0, "claims")
-
     memo = [s["memorization"] for s in per_seed]
-    pgd_final = [{k: s["adversarial_training"]["pgd"][k][-1]
-                  for k in ("clean_train", "robust_train", "clean_test", "robust_test")} for s in per_seed]
-    std_final = [{k: s["adversarial_training"]["none"][k][-1]
-                  for k in ("clean_train", "robust_train", "clean_test", "robust_test")} for s in per_seed]
-    fgsm_final = [{k: s["adversarial_training"]["fgsm"][k][-1]
-                   for k in ("clean_train", "robust_train", "clean_test", "robust_test")} for s in per_seed]
+    final = {attack: [_final(s["adversarial_training"][attack]) for s in per_seed]
+             for attack in ("pgd", "fgsm", "none")}
     main = [s["patch"] for s in per_seed]
     large = [s["patch_large_n"] for s in per_seed]
     cap = {m: [s["capacity"][str(m)] for s in per_seed] for m in widths}
-
-    n_dim = [r["n_train"] * r["dim"] for r in memo]
-    params_per_nd = max(r["extra_parameters"] / nd for r, nd in zip(memo, n_dim, strict=True))
-    clean_shift = max(abs(r["clean_test_F"] - r["clean_test_g"]) for r in memo)
-    robust_shift = max(abs(r["robust_test_F"] - r["robust_test_g"]) for r in memo)
-    at_robust_train = _mean([r["robust_train"] for r in pgd_final])
-    at_clean_test = _mean([r["clean_test"] for r in pgd_final])
-    at_gap = _mean([r["robust_train"] - r["robust_test"] for r in pgd_final])
-    std_gap = _mean([r["robust_train"] - r["robust_test"] for r in std_final])
     epoch_ratio = statistics.median(s["adversarial_training"]["pgd"]["epoch_seconds"]
                                     / s["adversarial_training"]["none"]["epoch_seconds"] for s in per_seed)
-    order = [(r["t_stage1_end"], r["t_stage3_start"]) for r in main]
-    growth = [r["psi_final"] / r["psi_at_stage1_end"] for r in main]
-    first_90 = [{"clean_test": _first_step(r["eval_steps"], r["eval_clean_test"], 0.9),
-                 "robust_train": _first_step(r["eval_steps"], r["eval_robust_train"], 0.9)} for r in main]
-    gap_small, gap_large = _mean([r["robust_gap"] for r in main]), _mean([r["robust_gap"] for r in large])
-    cap_robust_train = [_mean([r["robust_train"] for r in cap[m]]) for m in widths]
-    cap_clean_test = [_mean([r["clean_test"] for r in cap[m]]) for m in widths]
 
+    # 3. Claims.
     claims = [
-        Claim(text="robust memorization: F is certified robust on every training point and PGD-20 finds no "
-                   "training counterexample",
-              paper="certified robust training accuracy = 100 %",
-              measured={"certified_train_min": min(r["certified_train"] for r in memo),
-                        "pgd_robust_train_F_min": min(r["robust_train_F"] for r in memo)},
-              baseline={"pgd_robust_train_g_mean": _mean([r["robust_train_g"] for r in memo])},
-              holds=all(r["certified_train"] == 1.0 and r["robust_train_F"] == 1.0 for r in memo)),
-        Claim(text="robust memorization keeps g's clean test accuracy",
-              paper="|clean test F - g| <= 0.5 point", measured=clean_shift,
-              baseline=_mean([r["clean_test_g"] for r in memo]), holds=clean_shift <= 0.005),
-        Claim(text="robust memorization leaves robust test accuracy as poor as g's (CGRO)",
-              paper="|robust test F - g| <= 1 point and robust test <= 60 %",
-              measured={"robust_test_F_mean": _mean([r["robust_test_F"] for r in memo]), "max_shift": robust_shift},
-              baseline=_mean([r["robust_test_g"] for r in memo]),
-              holds=robust_shift <= 0.01 and _mean([r["robust_test_F"] for r in memo]) <= 0.60),
-        # The brief asked for <= 3 N D; the construction it describes has exactly N (6D + 2) nonzero weights and
-        # biases (every one of the 2D first-layer units per point needs an input weight, a bias and an outgoing
-        # weight), measured 6.03 N D here, so the brief's 3 N D (which counted about 1.5 parameters per added
-        # unit) cannot be met by this construction; the paper's claim is O(N D), checked with the exact count.
-        Claim(text="the wrapper adds O(N D) parameters: exactly N (6D + 2) nonzero weights and biases",
-              paper="O(N D) extra parameters (<= 7 N D)", measured=params_per_nd,
-              baseline={"clean_parameters": memo[0]["clean_parameters"], "N_times_D": n_dim[0]},
-              holds=all(r["extra_parameters"] == r["n_train"] * (6 * r["dim"] + 2) for r in memo)
-              and params_per_nd <= 7),
-        Claim(text="digits: PGD adversarial training fits robustly and generalizes on clean data",
-              paper="robust train >= 90 %, clean test >= 85 %",
-              measured={"robust_train": at_robust_train, "clean_test": at_clean_test},
-              baseline={"standard_training_robust_train": _mean([r["robust_train"] for r in std_final]),
-                        "fgsm_training_robust_train": _mean([r["robust_train"] for r in fgsm_final])},
-              holds=at_robust_train >= 0.90 and at_clean_test >= 0.85),
-        # Known miss: with the brief's MLP, optimiser and 60 epochs the robust gap on digits is about 11 points
-        # (robust train 94 %, robust test 83 % at eps = 0.1).  Larger eps (0.15, 0.2) or lr (3e-3, 1e-2) or a
-        # wider MLP (512) gave gaps of 6-14 points with robust train < 90 % (calibration on seed 0), so the
-        # 25-point gap of MNIST/CIFAR-scale training does not appear on 8x8 digits within the budget.
-        Claim(text=CLAIM_GAP, paper="robust test <= robust train - 25 points", measured=at_gap,
-              baseline={"standard_training_gap": std_gap}, holds=at_gap >= 0.25),
-        Claim(text="patch data: adversarial training converges to CGRO",
-              paper="robust train >= 95 %, clean test >= 90 %, robust test <= 70 %, gap >= 25 points",
-              measured={k: _mean([r[k] for r in main]) for k in ("robust_train", "clean_test", "robust_test")},
-              baseline=None,
-              holds=_mean([r["robust_train"] for r in main]) >= 0.95 and _mean([r["clean_test"] for r in main]) >= 0.9
-              and _mean([r["robust_test"] for r in main]) <= 0.7 and gap_small >= 0.25),
-        # Known miss: in our reconstruction Phi and Psi grow together after a short feature-first phase (the
-        # PGD budget is shared between erasing the signal and attacking the memorized noise, so Phi keeps
-        # growing while Psi does); the stage thresholds of the brief are not met (t1 > t3, Psi grows ~1.1x
-        # after t1).  The accuracies tell the same story: robust training accuracy reaches 90 % (step 20-30)
-        # before clean test accuracy does (step 30-40), see metrics "first_step_90" and the dynamics figure.
-        Claim(text=CLAIM_STAGE_ORDER, paper="t_stage1_end < t_stage3_start", measured=order, baseline=None,
-              holds=all(t1 < t3 for t1, t3 in order)),
-        Claim(text=CLAIM_STAGE_GROWTH, paper="Psi_final / Psi(t1) >= 3", measured=_mean(growth), baseline=None,
-              holds=all(v >= 3 for v in growth)),
-        Claim(text="patch data: more data (N = 1024) shrinks the robust gap, so the failure is memorization",
-              paper="robust gap(N = 1024) < robust gap(N = 64)", measured=gap_large, baseline=gap_small,
-              holds=gap_large < gap_small),
-        Claim(text="patch data: robust training accuracy grows with the number of filters m, clean test stays high",
-              paper="robust train non-decreasing in m in {4, 16, 64} (2-point slack), clean test >= 90 %",
-              measured={"robust_train": cap_robust_train, "clean_test": cap_clean_test}, baseline=None,
-              holds=all(b >= a - 0.02 for a, b in zip(cap_robust_train, cap_robust_train[1:], strict=False))
-              and min(cap_clean_test) >= 0.9),
-        Claim(text="a PGD-10 adversarial-training epoch costs at most 12 clean epochs (same loop)",
-              paper="epoch time ratio <= 12", measured=epoch_ratio, baseline=1.0, holds=epoch_ratio <= 12),
+        _claim_memorizer_certified(memo),
+        _claim_memorizer_keeps_clean(memo),
+        _claim_memorizer_robust_test_poor(memo),
+        _claim_memorizer_size(memo),
+        _claim_digits_fit(final),
+        _claim_digits_gap(final),
+        _claim_patch_cgro(main),
+        _claim_stage_order(main),
+        _claim_stage_growth(main),
+        _claim_more_data(main, large),
+        _claim_capacity(cap, widths),
+        _claim_epoch_cost(epoch_ratio),
     ]
 
+    # 4. Figures and metrics.
     figures = [_figure_memorization(run, per_seed), _figure_dynamics(run, per_seed, widths)]
     metrics = {"per_seed": per_seed,
-               "summary": {"params_per_ND": params_per_nd, "digits_at_gap": at_gap, "digits_std_gap": std_gap,
-                           "patch_gap_N64": gap_small, "first_step_90": first_90, "patch_gap_large_N": gap_large,
-                           "capacity_robust_train": cap_robust_train, "capacity_clean_test": cap_clean_test,
-                           "epoch_time_ratio_pgd_over_clean": epoch_ratio},
+               "summary": _summary_metrics(memo, final, main, large, cap, widths, epoch_ratio),
                "config": {"digits_eps": DIGITS_EPS, "patch": PATCH, "patch_steps": steps, "n_large": n_large}}
     return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _final(history: dict) -> dict[str, float]:
+    return {k: history[k][-1] for k in ("clean_train", "robust_train", "clean_test", "robust_test")}
+
+
+def _gap(rows: list[dict]) -> list[float]:
+    return [r["robust_train"] - r["robust_test"] for r in rows]
+
+
+def _params_per_nd(memo: list[dict]) -> float:
+    return max(r["extra_parameters"] / (r["n_train"] * r["dim"]) for r in memo)
+
+
+def _claim_memorizer_certified(memo: list[dict]) -> Claim:
+    return Claim(
+        text="robust memorization: F is certified robust on every training point and PGD-20 finds no training "
+             "counterexample",
+        criterion="certified and PGD-20 robust training accuracy of F = 100 %, every seed",
+        paper="robust on every training point by construction (representation theorem)",
+        measured={"certified_train_min": min(r["certified_train"] for r in memo),
+                  "pgd_robust_train_F_min": min(r["robust_train_F"] for r in memo)},
+        baseline={"pgd_robust_train_g": summary([r["robust_train_g"] for r in memo])},
+        holds=all(r["certified_train"] == 1.0 and r["robust_train_F"] == 1.0 for r in memo),
+        kind="check",
+    )
+
+
+def _claim_memorizer_keeps_clean(memo: list[dict]) -> Claim:
+    shift = max(abs(r["clean_test_F"] - r["clean_test_g"]) for r in memo)
+    return Claim(
+        text="robust memorization keeps g's clean test accuracy",
+        criterion="|clean test F - g| <= 0.5 point, every seed",
+        paper="F = g away from the training points (construction)",
+        measured=shift,
+        baseline=summary([r["clean_test_g"] for r in memo]),
+        holds=shift <= 0.005,
+    )
+
+
+def _claim_memorizer_robust_test_poor(memo: list[dict]) -> Claim:
+    robust_test_F = summary([r["robust_test_F"] for r in memo])
+    shift = max(abs(r["robust_test_F"] - r["robust_test_g"]) for r in memo)
+    return Claim(
+        text="robust memorization leaves robust test accuracy as poor as g's (CGRO)",
+        criterion="|robust test F - g| <= 1 point on every seed and mean robust test of F <= 60 %",
+        paper="clean generalization with robust overfitting (qualitative)",
+        measured={"robust_test_F": robust_test_F, "max_shift": shift},
+        baseline=summary([r["robust_test_g"] for r in memo]),
+        holds=shift <= 0.01 and robust_test_F["mean"] <= 0.60,
+    )
+
+
+def _claim_memorizer_size(memo: list[dict]) -> Claim:
+    per_nd = _params_per_nd(memo)
+    return Claim(
+        text="the wrapper adds O(N D) parameters: exactly N (6D + 2) nonzero weights and biases",
+        criterion="extra parameters == N (6D + 2) on every seed, and <= 7 N D",
+        paper="O(N D) extra parameters (representation theorem)",
+        measured=per_nd,
+        baseline={"clean_parameters": memo[0]["clean_parameters"], "N_times_D": memo[0]["n_train"] * memo[0]["dim"]},
+        holds=all(r["extra_parameters"] == r["n_train"] * (6 * r["dim"] + 2) for r in memo) and per_nd <= 7,
+        kind="check",
+    )
+
+
+def _claim_digits_fit(final: dict[str, list[dict]]) -> Claim:
+    robust_train = summary([r["robust_train"] for r in final["pgd"]])
+    clean_test = summary([r["clean_test"] for r in final["pgd"]])
+    return Claim(
+        text="digits: PGD adversarial training fits robustly and generalizes on clean data",
+        criterion="mean robust train >= 90 % and mean clean test >= 85 %",
+        paper="near-zero robust training error and good clean test accuracy (qualitative)",
+        measured={"robust_train": robust_train, "clean_test": clean_test},
+        baseline={"standard_training_robust_train": summary([r["robust_train"] for r in final["none"]]),
+                  "fgsm_training_robust_train": summary([r["robust_train"] for r in final["fgsm"]])},
+        holds=robust_train["mean"] >= 0.90 and clean_test["mean"] >= 0.85,
+    )
+
+
+def _claim_digits_gap(final: dict[str, list[dict]]) -> Claim:
+    gap = summary(_gap(final["pgd"]))
+    return Claim(
+        text=CLAIM_GAP,
+        criterion="mean robust train - robust test >= 25 points",
+        paper="robust test accuracy stays low (robust overfitting, qualitative)",
+        measured=gap,
+        baseline={"standard_training_gap": summary(_gap(final["none"]))},
+        holds=gap["mean"] >= 0.25,
+    )
+
+
+def _claim_patch_cgro(main: list[dict]) -> Claim:
+    measured = {k: summary([r[k] for r in main]) for k in ("robust_train", "clean_test", "robust_test")}
+    gap = summary([r["robust_gap"] for r in main])
+    return Claim(
+        text="patch data: adversarial training converges to CGRO",
+        criterion="means over seeds: robust train >= 95 %, clean test >= 90 %, robust test <= 70 %, gap >= 25 points",
+        paper="converges to the robust-memorization regime (training-dynamics theorem)",
+        measured=measured,
+        baseline=None,
+        holds=measured["robust_train"]["mean"] >= 0.95 and measured["clean_test"]["mean"] >= 0.9
+        and measured["robust_test"]["mean"] <= 0.7 and gap["mean"] >= 0.25,
+    )
+
+
+def _claim_stage_order(main: list[dict]) -> Claim:
+    order = [(r["t_stage1_end"], r["t_stage3_start"]) for r in main]
+    return Claim(
+        text=CLAIM_STAGE_ORDER,
+        criterion="t_stage1_end < t_stage3_start on every seed",
+        paper="three stages: partial feature learning first, noise memorization last (training-dynamics theorem)",
+        measured=order,
+        baseline=None,
+        holds=all(t1 < t3 for t1, t3 in order),
+    )
+
+
+def _claim_stage_growth(main: list[dict]) -> Claim:
+    growth = [r["psi_final"] / r["psi_at_stage1_end"] for r in main]
+    return Claim(
+        text=CLAIM_STAGE_GROWTH,
+        criterion="Psi_final / Psi(t_stage1_end) >= 3 on every seed",
+        paper="three stages: noise memorization after feature learning (training-dynamics theorem)",
+        measured=summary(growth),
+        baseline=None,
+        holds=all(v >= 3 for v in growth),
+    )
+
+
+def _claim_more_data(main: list[dict], large: list[dict]) -> Claim:
+    gap_small = summary([r["robust_gap"] for r in main])
+    gap_large = summary([r["robust_gap"] for r in large])
+    return Claim(
+        text="patch data: more data (N = 1024) shrinks the robust gap, so the failure is memorization",
+        criterion="mean robust gap(N = 1024) < mean robust gap(N = 64)",
+        paper=None,
+        measured=gap_large,
+        baseline=gap_small,
+        holds=gap_large["mean"] < gap_small["mean"],
+    )
+
+
+def _claim_capacity(cap: dict[int, list[dict]], widths: tuple[int, ...]) -> Claim:
+    robust_train = [float(np.mean([r["robust_train"] for r in cap[m]])) for m in widths]
+    clean_test = [float(np.mean([r["clean_test"] for r in cap[m]])) for m in widths]
+    return Claim(
+        text="patch data: robust training accuracy grows with the number of filters m, clean test stays high",
+        criterion="mean robust train non-decreasing in m in {4, 16, 64} (2-point slack), mean clean test >= 90 %",
+        paper="robust memorization needs capacity (representation view, qualitative)",
+        measured={"robust_train": robust_train, "clean_test": clean_test},
+        baseline=None,
+        holds=all(b >= a - 0.02 for a, b in zip(robust_train, robust_train[1:], strict=False))
+        and min(clean_test) >= 0.9,
+    )
+
+
+def _claim_epoch_cost(epoch_ratio: float) -> Claim:
+    return Claim(
+        text="a PGD-10 adversarial-training epoch costs at most 12 clean epochs (same loop)",
+        criterion="median over seeds of (median PGD epoch seconds / median clean epoch seconds) <= 12",
+        paper=None,
+        measured=epoch_ratio,
+        baseline=1.0,
+        holds=epoch_ratio <= 12,
+    )
+
+
+def _summary_metrics(memo, final, main, large, cap, widths, epoch_ratio) -> dict:
+    return {
+        "params_per_ND": _params_per_nd(memo),
+        "digits_at_gap": float(np.mean(_gap(final["pgd"]))),
+        "digits_std_gap": float(np.mean(_gap(final["none"]))),
+        "patch_gap_N64": float(np.mean([r["robust_gap"] for r in main])),
+        "first_step_90": [{"clean_test": _first_step(r["eval_steps"], r["eval_clean_test"], 0.9),
+                           "robust_train": _first_step(r["eval_steps"], r["eval_robust_train"], 0.9)} for r in main],
+        "patch_gap_large_N": float(np.mean([r["robust_gap"] for r in large])),
+        "capacity_robust_train": [float(np.mean([r["robust_train"] for r in cap[m]])) for m in widths],
+        "capacity_clean_test": [float(np.mean([r["clean_test"] for r in cap[m]])) for m in widths],
+        "epoch_time_ratio_pgd_over_clean": epoch_ratio,
+    }
 
 
 def _figure_memorization(run: Run, per_seed: list[dict]) -> str:

@@ -1,4 +1,5 @@
-"""Reproduction of Tyurin (ICML 2025): gradient descent with the ℓ-smoothness step size.
+"""Reproduction of Tyurin (ICML 2025, arXiv:2412.11773): gradient descent with the ℓ-smoothness step size.
+Guide, results and calibration notes: docs/papers/generalized_smoothness_gd.md.
 
 Everything is analytic (no data): three test functions with a certified ℓ (``icml25.optim``):
 F1 ``Σ cosh(a_i x_i)`` (convex, (L0, L1)), F2 ``Σ x_i⁴/4 − x_i²/2`` (nonconvex, ℓ = 4 + 6 s^{2/3})
@@ -13,7 +14,7 @@ and Armijo backtracking (reference).  Claims:
 2. F1: ℓ-GD iterations barely grow with the start (initial gradient ×10^7) and are >= 50× fewer
    than with the constant theory step at t = 10;
 3. F3: ℓ-GD stays in the domain and beats the best constant step of the grid by >= 10×
-   (and the brief's absolute "< 200 iterations", a known miss: see below);
+   (and reaches 1e-8 in < 200 iterations, a known miss);
 4. ℓ-GD within 2× of the best of clipped / normalized / 1/(L0 + L1 s) GD on F1 and F2;
 5. ℓ ≡ L gives the step 1/L exactly and plain GD's trajectory (quadratic, logistic regression);
 6. per-iteration overhead of the ℓ-step: <= 3× plain GD (F1, d = 1000; closed form and quadrature).
@@ -21,18 +22,15 @@ and Armijo backtracking (reference).  Claims:
 
 from __future__ import annotations
 
-import time
+import matplotlib.pyplot as plt
+import numpy as np
+from sklearn.preprocessing import StandardScaler
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
-
-from icml25.data import load_breast_cancer_split  # noqa: E402
-from icml25.harness import Claim, Paper, Result, Run  # noqa: E402
-from icml25.optim.generalized_smoothness_gd import (  # noqa: E402
+from icml25.data import load_breast_cancer_split
+from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import summary
+from icml25.harness.timing import interleaved_seconds, median_seconds
+from icml25.optim.generalized_smoothness_gd import (
     AffineEll,
     CallableEll,
     ConstantEll,
@@ -53,22 +51,21 @@ from icml25.optim.generalized_smoothness_gd import (  # noqa: E402
     theory_constant_step,
 )
 
-F3_ABS_TEXT = "F3 barrier: ℓ-GD reaches ||∇f|| <= 1e-8 in < 200 iterations (brief's absolute figure)"
+F3_ABS_TEXT = "F3 barrier: ℓ-GD reaches ||∇f|| <= 1e-8 in < 200 iterations"
 
 PAPER = Paper(
     id="generalized_smoothness_gd",
     title="Toward a Unified Theory of Gradient Descent under Generalized Smoothness",
-    seed="002_2c1988cfcab16aa4.txt",
-    abstract=10,
     module="icml25.optim.generalized_smoothness_gd",
     anchors=("torch.optim", "optax", "scipy.integrate.quad"),
     default_seeds=(0, 1, 2),
-    known_misses=(F3_ABS_TEXT,),
+    known_misses={F3_ABS_TEXT: "near x* the step tends to 1/C², so with C/c_min ≈ 3-3.6 reaching 1e-8 takes "
+                               "≈ 250-400 iterations"},
 )
 
 D = 10
 T_STARTS = (2.0, 5.0, 10.0)
-F2_JITTER = 0.05  # (ours) x0 = t(1 + 0.05 u), u ~ U[-1, 1]^d, so that F2 differs per seed
+F2_JITTER = 0.05  # our choice: x0 = t(1 + 0.05 u), u ~ U[-1, 1]^d, so that F2 differs per seed
 F3_X0 = 1e-4
 TOL = 1e-6
 TOL_F3 = 1e-8
@@ -222,41 +219,27 @@ def _recovers_gd(seed: int, n_iter: int) -> dict:
     }
 
 
-def _per_iteration_seconds(run_once, repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        res = run_once()
-        out.append((time.perf_counter() - start) / max(res.n_iter, 1))
-    return out
-
-
 def _overhead(seed: int, n_iter: int, repeats: int) -> dict:
     """Per-iteration wall time of ℓ-GD against plain GD on F1 with d = 1000 (interleaved repeats)."""
     fn = CoshSum.random(1000, np.random.default_rng([seed, 6]))
     x0 = np.full(1000, 3.0)
     eta = theory_constant_step(fn.ell, float(np.linalg.norm(fn.grad(x0))))
     quad_ell = CallableEll(lambda u, L0=fn.ell.L0, L1=fn.ell.L1: L0 + L1 * u)
-    runs = {
+    solvers = {
         "plain_gd": lambda: constant_gd(fn.grad, x0, eta, max_iter=n_iter, tol=0.0),
         "ell_closed_form": lambda: ell_gd(fn.grad, x0, fn.ell, max_iter=n_iter, tol=0.0),
         "ell_quadrature": lambda: ell_gd(fn.grad, x0, quad_ell, max_iter=n_iter, tol=0.0),
     }
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for _ in range(repeats):
-        for k, run_once in runs.items():
-            times[k] += _per_iteration_seconds(run_once, 1)
-    med = {k: float(np.median(v)) for k, v in times.items()}
-    step_seconds = {}
-    for name, ell in {"affine": fn.ell, "squared_affine": SquaredAffineEll(2.0, 1.0),
-                      "power_quadrature": PowerEll(4.0, 6.0, 2.0 / 3.0), "callable_quadrature": quad_ell}.items():
-        reps = []
-        for _ in range(5):
-            start = time.perf_counter()
-            for s in np.logspace(-3, 6, 200):
-                ell.step(float(s))
-            reps.append((time.perf_counter() - start) / 200)
-        step_seconds[name] = float(np.median(reps))
+    last: dict[str, GDResult] = {}  # each solver's last result, for its iteration count
+    seconds = interleaved_seconds({name: lambda name=name, solve=solve: last.__setitem__(name, solve())
+                                   for name, solve in solvers.items()}, repeats=repeats, warmup=0)
+    med = {k: float(np.median(v)) / max(last[k].n_iter, 1) for k, v in seconds.items()}
+    grid = [float(s) for s in np.logspace(-3, 6, 200)]
+    step_seconds = {
+        name: median_seconds(lambda ell=ell: [ell.step(s) for s in grid], repeats=5) / len(grid)
+        for name, ell in {"affine": fn.ell, "squared_affine": SquaredAffineEll(2.0, 1.0),
+                          "power_quadrature": PowerEll(4.0, 6.0, 2.0 / 3.0), "callable_quadrature": quad_ell}.items()
+    }
     return {
         "per_iteration_seconds_median": med,
         "speedup_ratio_closed_form_over_plain": med["ell_closed_form"] / med["plain_gd"],
@@ -325,174 +308,226 @@ def _figure(run: Run, f1_case: dict, f3_case: dict, f2_case: dict) -> str:
 
 
 def reproduce(run: Run) -> Result:
+    # 1. Caps on the iterations (a capped run counts at its cap, a lower bound).
     caps = {
         "theory": run.pick(smoke=2_000, quick=25_000, full=1_000_000),
         "adaptive": run.pick(smoke=1_000, quick=2_000, full=100_000),
         "f3_grid": run.pick(smoke=2_000, quick=30_000, full=1_000_000),
     }
-    f2 = DoubleWell(D)
+    n_recover = run.pick(smoke=50, quick=300, full=2000)
+
+    # 2. Experiments: per seed F1/F2 from every start, F3, and the ℓ ≡ L check; then the step overhead.
     per_seed: dict[int, dict] = {}
     fig_cases: dict[str, dict] = {}
     for i, seed in enumerate(run.seeds):
-        f1 = CoshSum.random(D, np.random.default_rng([seed, 1]))
-        f3 = LogBarrier.random(D, np.random.default_rng([seed, 3]))
-        jitter = np.random.default_rng([seed, 2]).uniform(-1.0, 1.0, D)
-        rows: dict[str, dict] = {}
-        for t in T_STARTS:
-            case = _f1_f2_case(f1, np.full(D, t), f1.ell, caps, theory=True)
-            rows[f"F1_t{t:g}"] = case["row"]
-            if i == 0 and t == T_STARTS[-1]:
-                fig_cases["F1"] = case
-                path = [np.full(D, t)]
-                ell_gd(f1.grad, path[0], f1.ell, tol=TOL, callback=lambda k, x, s, path=path: path.append(x.copy()))
-                fitted = estimate_ell(f1.grad, f1.hvp, np.array(path), seed=seed)
-                rows["estimate_ell_F1"] = {"fitted_L0": fitted.L0, "fitted_L1": fitted.L1,
-                                           "certified_L0": f1.ell.L0, "certified_L1": f1.ell.L1}
-            case = _f1_f2_case(f2, t * (1.0 + F2_JITTER * jitter), f2.affine_ell, caps, theory=False)
-            rows[f"F2_t{t:g}"] = case["row"]
-            if i == 0 and t == T_STARTS[-1]:
-                fig_cases["F2"] = case
-        case = _f3_case(f3, caps["f3_grid"])
-        rows["F3"] = case["row"]
-        if i == 0:
-            fig_cases["F3"] = case
-        rows["recovers_gd"] = _recovers_gd(seed, run.pick(smoke=50, quick=300, full=2000))
-        per_seed[seed] = rows
+        per_seed[seed] = _run_seed(seed, caps, n_recover, fig_cases if i == 0 else None)
         run.progress((i + 1) / (len(run.seeds) + 1), f"seed {seed}")
-
     overhead = _overhead(run.seeds[0], run.pick(smoke=100, quick=1000, full=5000), run.pick(smoke=3, quick=7, full=21))
     run.progress(1.0, "overhead timed")
-    figure = _figure(run, fig_cases["F1"], fig_cases["F3"], fig_cases["F2"])
+    rows = [per_seed[s] for s in run.seeds]
 
-    seeds = list(run.seeds)
-    starts = [f"F1_t{t:g}" for t in T_STARTS] + [f"F2_t{t:g}" for t in T_STARTS] + ["F3"]
-    f1f2 = starts[:-1]
-
-    # Claim 1: the descent lemma on every ℓ-GD step, all functions, starts and seeds.
-    ell_viol = sum(per_seed[s][k]["ell_violations"] for s in seeds for k in starts)
-    ell_steps = sum(per_seed[s][k]["ell_steps"] for s in seeds for k in starts)
-    base_viol = {m: sum(per_seed[s][k][f"{m}_violations"] for s in seeds for k in f1f2)
-                 for m in ("clipped", "normalized", "l0l1")}
-    base_viol["constant_grid_F3"] = sum(sum(per_seed[s]["F3"]["const_violations"].values()) for s in seeds)
-    doublings = sum(per_seed[s][k]["ell_gradient_doublings"] for s in seeds for k in starts)
-    all_converged = all(per_seed[s][k]["ell_converged"] for s in seeds for k in starts)
-
-    # Claim 2: F1, no dependence on the initial gradient; >= 50x fewer than the theory constant step.
-    it = {t: [per_seed[s][f"F1_t{t:g}"]["ell_iters"] for s in seeds] for t in T_STARTS}
-    growth = [it[10.0][j] / it[2.0][j] for j in range(len(seeds))]
-    theory10 = [per_seed[s]["F1_t10"]["theory_iters"] for s in seeds]
-    theory_ratio = [theory10[j] / it[10.0][j] for j in range(len(seeds))]
-    theory_capped = [not per_seed[s]["F1_t10"]["theory_converged"] for s in seeds]
-    theory_cap_enough = all(caps["theory"] >= 50 * it[10.0][j] for j in range(len(seeds)))
-
-    # Claim 3: F3 barrier against the constant-step grid.
-    f3_rows = [per_seed[s]["F3"] for s in seeds]
-    f3_ratio = [r["best_const_iters"] / r["ell_iters"] for r in f3_rows]
-    f3_each = all(
-        r["const_diverged"][k] or r["const_iters"][k] >= 10 * r["ell_iters"] for r in f3_rows for k in r["const_iters"]
-    )
-    f3_ok = all(r["ell_converged"] and not r["ell_diverged"] and r["ell_min_coordinate"] > 0 for r in f3_rows)
-
-    # Claim 4: within 2x of the best adaptive (L0, L1) baseline on F1 and F2.
-    ratios4 = []
-    for s in seeds:
-        for k in f1f2:
-            r = per_seed[s][k]
-            best = min(r[f"{m}_iters"] for m in ("clipped", "normalized", "l0l1"))
-            ratios4.append(r["ell_iters"] / best)
-    mean_iters4 = {m: float(np.mean([per_seed[s][k][f"{m}_iters"] for s in seeds for k in f1f2]))
-                   for m in ("ell", "clipped", "normalized", "l0l1", "armijo")}
-
-    # Claim 5: exact recovery of GD with 1/L.
-    rec = [per_seed[s]["recovers_gd"] for s in seeds]
-    rec_diff = max(max(r["quadratic_max_abs_diff"], r["logreg_max_abs_diff"]) for r in rec)
-    rec_ok = all(r["step_exactly_one_over_L"] and r["quadratic_grad_norms_equal"] for r in rec) and rec_diff == 0.0
-    quad_rel = max(r["quadrature_constant_rel_error"] for r in rec)
-
+    # 3. Claims.
     claims = [
-        Claim(
-            text="Descent lemma f(x+) <= f(x) − γ s²/2 holds on every ℓ-GD step (F1–F3, all starts, rtol 1e-9)",
-            paper="zero violations",
-            measured={"violations": ell_viol, "steps_checked": ell_steps, "gradient_doublings": doublings},
-            baseline={"violations_of_same_inequality_by_baselines": base_viol},
-            holds=ell_viol == 0 and ell_steps > 0 and all_converged,
-        ),
-        Claim(
-            text="F1: ℓ-GD iterations to 1e-6 do not depend on the initial gradient (t = 2 → 10, ×~1e7)",
-            paper="iters(t=10) <= 10 × iters(t=2) and <= 2000",
-            measured={"max_growth_t10_over_t2": max(growth), "ell_iters_t10": it[10.0], "ell_iters_t2": it[2.0]},
-            baseline={"theory_step_iters_t2": [per_seed[s]["F1_t2"]["theory_iters"] for s in seeds],
-                      "theory_step_iters_t10": theory10},
-            holds=max(growth) <= 10 and max(it[10.0]) <= 2000,
-        ),
-        Claim(
-            # A run that hits the cap counts at the cap (a lower bound on its iterations); the
-            # cap is >= 50x the ℓ-GD iterations, so a capped run passes only if truly >= 50x.
-            text="F1 t=10: constant theory step 1/ℓ(2||∇f(x0)||) needs >= 50× the ℓ-GD iterations",
-            paper=">= 50×",
-            measured=min(theory_ratio),
-            baseline={"theory_iters": theory10, "capped": theory_capped, "cap": caps["theory"]},
-            holds=min(theory_ratio) >= 50 and (theory_cap_enough or not any(theory_capped)),
-        ),
-        Claim(
-            text="F3 barrier (ρ = 2): ℓ-GD stays in the domain and needs >= 10× fewer iterations than the best "
-                 "constant step in {1e-1..1e-8}",
-            paper=">= 10×, every grid step diverges or is >= 10× slower",
-            measured=min(f3_ratio),
-            baseline={"best_const_iters": [r["best_const_iters"] for r in f3_rows],
-                      "best_const_step": [r["best_const_step"] for r in f3_rows], "cap": caps["f3_grid"]},
-            holds=f3_ok and min(f3_ratio) >= 10 and f3_each,
-        ),
-        Claim(
-            # Known miss of the brief's estimate, not of the paper: near x* the ℓ-step tends to
-            # 1/ℓ(0) = 1/C², so coordinate i contracts like 1 − (c_i/C)², and with c ~ U[0.5, 2]^10
-            # (C/c_min ≈ 3–3.6 here) reaching 1e-8 takes ≈ (C/c_min)² · ln(1e8) ≈ 250–400
-            # iterations; 200 would need a better-conditioned c.  Threshold kept as briefed.
-            text=F3_ABS_TEXT,
-            paper="< 200",
-            measured=max(r["ell_iters"] for r in f3_rows),
-            baseline={"best_const_iters": [r["best_const_iters"] for r in f3_rows],
-                      "C_over_cmin": [r["condition_C_over_cmin"] for r in f3_rows]},
-            holds=max(r["ell_iters"] for r in f3_rows) < 200,
-        ),
-        Claim(
-            text="F1, F2: ℓ-GD (no tuning) within 2× the iterations of the best of clipped GD, normalized GD "
-                 "(grid-tuned c) and the 1/(L0 + L1 s) step",
-            paper="ℓ-GD iters <= 2 × best baseline",
-            measured=max(ratios4),
-            baseline={"mean_iters": mean_iters4, "cap": caps["adaptive"]},
-            holds=max(ratios4) <= 2.0,
-        ),
-        Claim(
-            text="ℓ ≡ L recovers GD: step == 1/L exactly; same trajectory as GD with 1/L (quadratic, logistic "
-                 "regression on breast cancer)",
-            paper="exact (machine precision)",
-            measured={"max_abs_trajectory_diff": rec_diff, "quadrature_step_rel_error": quad_rel},
-            baseline=None,
-            holds=rec_ok and quad_rel <= 1e-14,
-        ),
-        Claim(
-            text="Step overhead: ℓ-GD per-iteration wall time <= 3× plain GD (F1, d = 1000; closed form and "
-                 "32-node quadrature), medians of interleaved repeats",
-            paper="<= 3×",
-            measured={"closed_form": overhead["speedup_ratio_closed_form_over_plain"],
-                      "quadrature": overhead["speedup_ratio_quadrature_over_plain"]},
-            baseline=1.0,
-            holds=max(overhead["speedup_ratio_closed_form_over_plain"],
-                      overhead["speedup_ratio_quadrature_over_plain"]) <= 3.0,
-        ),
+        _claim_descent_lemma(rows),
+        _claim_f1_start_independent(rows),
+        _claim_f1_theory_step(rows, caps),
+        _claim_f3_beats_constant(rows, caps),
+        _claim_f3_absolute(rows),
+        _claim_competitive(rows, caps),
+        _claim_recovers_gd(rows),
+        _claim_overhead(overhead),
     ]
-    metrics = {
-        "per_seed": {str(s): per_seed[s] for s in seeds},
+
+    # 4. Figure and metrics.
+    figure = _figure(run, fig_cases["F1"], fig_cases["F3"], fig_cases["F2"])
+    return Result(metrics=_metrics(per_seed, rows, caps, overhead), claims=claims, figures=[figure])
+
+
+STARTS = [f"F1_t{t:g}" for t in T_STARTS] + [f"F2_t{t:g}" for t in T_STARTS] + ["F3"]
+F1F2 = STARTS[:-1]
+ADAPTIVE = ("clipped", "normalized", "l0l1")
+
+
+def _run_seed(seed: int, caps: dict, n_recover: int, fig_cases: dict | None) -> dict:
+    """All runs of one seed; the first seed also keeps the t = 10 and F3 cases for the figure."""
+    f1 = CoshSum.random(D, np.random.default_rng([seed, 1]))
+    f2 = DoubleWell(D)
+    f3 = LogBarrier.random(D, np.random.default_rng([seed, 3]))
+    jitter = np.random.default_rng([seed, 2]).uniform(-1.0, 1.0, D)
+    rows: dict[str, dict] = {}
+    for t in T_STARTS:
+        case = _f1_f2_case(f1, np.full(D, t), f1.ell, caps, theory=True)
+        rows[f"F1_t{t:g}"] = case["row"]
+        if fig_cases is not None and t == T_STARTS[-1]:
+            fig_cases["F1"] = case
+            path = [np.full(D, t)]
+            ell_gd(f1.grad, path[0], f1.ell, tol=TOL, callback=lambda k, x, s, path=path: path.append(x.copy()))
+            fitted = estimate_ell(f1.grad, f1.hvp, np.array(path), seed=seed)
+            rows["estimate_ell_F1"] = {"fitted_L0": fitted.L0, "fitted_L1": fitted.L1,
+                                       "certified_L0": f1.ell.L0, "certified_L1": f1.ell.L1}
+        case = _f1_f2_case(f2, t * (1.0 + F2_JITTER * jitter), f2.affine_ell, caps, theory=False)
+        rows[f"F2_t{t:g}"] = case["row"]
+        if fig_cases is not None and t == T_STARTS[-1]:
+            fig_cases["F2"] = case
+    case = _f3_case(f3, caps["f3_grid"])
+    rows["F3"] = case["row"]
+    if fig_cases is not None:
+        fig_cases["F3"] = case
+    rows["recovers_gd"] = _recovers_gd(seed, n_recover)
+    return rows
+
+
+def _claim_descent_lemma(rows: list[dict]) -> Claim:
+    ell_viol = sum(r[k]["ell_violations"] for r in rows for k in STARTS)
+    ell_steps = sum(r[k]["ell_steps"] for r in rows for k in STARTS)
+    base_viol = _baseline_violations(rows)
+    doublings = sum(r[k]["ell_gradient_doublings"] for r in rows for k in STARTS)
+    return Claim(
+        text="Descent lemma f(x+) <= f(x) − γ s²/2 holds on every ℓ-GD step (F1–F3, all starts, rtol 1e-9)",
+        criterion="zero violations over all ℓ-GD steps, functions, starts and seeds, every run converged",
+        paper="holds on every step for any ℓ-smooth f (theorem, no experiments)",
+        measured={"violations": ell_viol, "steps_checked": ell_steps, "gradient_doublings": doublings},
+        baseline={"violations_of_same_inequality_by_baselines": base_viol},
+        holds=ell_viol == 0 and ell_steps > 0 and all(r[k]["ell_converged"] for r in rows for k in STARTS),
+    )
+
+
+def _baseline_violations(rows: list[dict]) -> dict[str, int]:
+    out = {m: sum(r[k][f"{m}_violations"] for r in rows for k in F1F2) for m in ADAPTIVE}
+    out["constant_grid_F3"] = sum(sum(r["F3"]["const_violations"].values()) for r in rows)
+    return out
+
+
+def _f1_iters(rows: list[dict]) -> dict[float, list[int]]:
+    return {t: [r[f"F1_t{t:g}"]["ell_iters"] for r in rows] for t in T_STARTS}
+
+
+def _claim_f1_start_independent(rows: list[dict]) -> Claim:
+    it = _f1_iters(rows)
+    growth = [a / b for a, b in zip(it[10.0], it[2.0], strict=True)]
+    return Claim(
+        text="F1: ℓ-GD iterations to 1e-6 do not depend on the initial gradient (t = 2 → 10, ×~1e7)",
+        criterion="iters(t=10) <= 10 × iters(t=2) and <= 2000, every seed",
+        paper="rates without the initial-gradient factor of earlier constant-step analyses (theorem)",
+        measured={"max_growth_t10_over_t2": max(growth), "ell_iters_t10": it[10.0], "ell_iters_t2": it[2.0]},
+        baseline={"theory_step_iters_t2": [r["F1_t2"]["theory_iters"] for r in rows],
+                  "theory_step_iters_t10": [r["F1_t10"]["theory_iters"] for r in rows]},
+        holds=max(growth) <= 10 and max(it[10.0]) <= 2000,
+    )
+
+
+def _claim_f1_theory_step(rows: list[dict], caps: dict) -> Claim:
+    ell10 = _f1_iters(rows)[10.0]
+    theory10 = [r["F1_t10"]["theory_iters"] for r in rows]
+    ratio = [a / b for a, b in zip(theory10, ell10, strict=True)]
+    capped = [not r["F1_t10"]["theory_converged"] for r in rows]
+    cap_enough = all(caps["theory"] >= 50 * n for n in ell10)  # a capped run then passes only if truly >= 50x
+    return Claim(
+        text="F1 t=10: constant theory step 1/ℓ(2||∇f(x0)||) needs >= 50× the ℓ-GD iterations",
+        criterion="min over seeds of iters(theory step) / iters(ℓ-GD) >= 50 (a run at its cap counts at the cap, "
+                  "and the cap is >= 50× the ℓ-GD iterations)",
+        paper=None,
+        measured=summary(ratio),
+        baseline={"theory_iters": theory10, "capped": capped, "cap": caps["theory"]},
+        holds=min(ratio) >= 50 and (cap_enough or not any(capped)),
+    )
+
+
+def _claim_f3_beats_constant(rows: list[dict], caps: dict) -> Claim:
+    f3 = [r["F3"] for r in rows]
+    ratio = [r["best_const_iters"] / r["ell_iters"] for r in f3]
+    every_step = all(r["const_diverged"][k] or r["const_iters"][k] >= 10 * r["ell_iters"]
+                     for r in f3 for k in r["const_iters"])
+    in_domain = all(r["ell_converged"] and not r["ell_diverged"] and r["ell_min_coordinate"] > 0 for r in f3)
+    return Claim(
+        text="F3 barrier (ρ = 2): ℓ-GD stays in the domain and needs >= 10× fewer iterations than the best "
+             "constant step in {1e-1..1e-8}",
+        criterion="min over seeds of iters(best constant step) / iters(ℓ-GD) >= 10; every grid step diverges or "
+                  "is >= 10× slower; ℓ-GD converges inside the domain",
+        paper="ℓ-GD covers ℓ growing faster than linearly, e.g. barriers (theorem, no experiments)",
+        measured=summary(ratio),
+        baseline={"best_const_iters": [r["best_const_iters"] for r in f3],
+                  "best_const_step": [r["best_const_step"] for r in f3], "cap": caps["f3_grid"]},
+        holds=in_domain and min(ratio) >= 10 and every_step,
+    )
+
+
+def _claim_f3_absolute(rows: list[dict]) -> Claim:
+    f3 = [r["F3"] for r in rows]
+    worst = max(r["ell_iters"] for r in f3)
+    return Claim(
+        text=F3_ABS_TEXT,
+        criterion="max over seeds of ℓ-GD iterations to ||∇f|| <= 1e-8 from x0 = 1e-4·1 < 200",
+        paper=None,
+        measured=worst,
+        baseline={"best_const_iters": [r["best_const_iters"] for r in f3],
+                  "C_over_cmin": [r["condition_C_over_cmin"] for r in f3]},
+        holds=worst < 200,
+    )
+
+
+def _claim_competitive(rows: list[dict], caps: dict) -> Claim:
+    ratios = [r[k]["ell_iters"] / min(r[k][f"{m}_iters"] for m in ADAPTIVE) for r in rows for k in F1F2]
+    return Claim(
+        text="F1, F2: ℓ-GD (no tuning) within 2× the iterations of the best of clipped GD, normalized GD "
+             "(grid-tuned c) and the 1/(L0 + L1 s) step",
+        criterion="max over seeds and starts of iters(ℓ-GD) / iters(best baseline) <= 2",
+        paper=None,
+        measured=max(ratios),
+        baseline={"mean_iters": _mean_iters(rows), "cap": caps["adaptive"]},
+        holds=max(ratios) <= 2.0,
+    )
+
+
+def _mean_iters(rows: list[dict]) -> dict[str, float]:
+    return {m: float(np.mean([r[k][f"{m}_iters"] for r in rows for k in F1F2]))
+            for m in ("ell", *ADAPTIVE, "armijo")}
+
+
+def _claim_recovers_gd(rows: list[dict]) -> Claim:
+    rec = [r["recovers_gd"] for r in rows]
+    diff = max(max(r["quadratic_max_abs_diff"], r["logreg_max_abs_diff"]) for r in rec)
+    quad_rel = max(r["quadrature_constant_rel_error"] for r in rec)
+    exact = all(r["step_exactly_one_over_L"] and r["quadratic_grad_norms_equal"] for r in rec) and diff == 0.0
+    return Claim(
+        text="ℓ ≡ L recovers GD: step == 1/L exactly; same trajectory as GD with 1/L (quadratic, logistic "
+             "regression on breast cancer)",
+        criterion="step == 1/L and identical trajectories (max abs difference 0), quadrature step error <= 1e-14",
+        paper="the step reduces to 1/L for ℓ ≡ L (by definition)",
+        measured={"max_abs_trajectory_diff": diff, "quadrature_step_rel_error": quad_rel},
+        baseline=None,
+        holds=exact and quad_rel <= 1e-14,
+        kind="check",
+    )
+
+
+def _claim_overhead(overhead: dict) -> Claim:
+    closed = overhead["speedup_ratio_closed_form_over_plain"]
+    quad = overhead["speedup_ratio_quadrature_over_plain"]
+    return Claim(
+        text="Step overhead: ℓ-GD per-iteration wall time <= 3× plain GD (F1, d = 1000; closed form and "
+             "32-node quadrature), medians of interleaved repeats",
+        criterion="median per-iteration time ratio ℓ-GD / plain GD <= 3 for both the closed form and quadrature",
+        paper=None,
+        measured={"closed_form": closed, "quadrature": quad},
+        baseline=1.0,
+        holds=max(closed, quad) <= 3.0,
+    )
+
+
+def _metrics(per_seed: dict, rows: list[dict], caps: dict, overhead: dict) -> dict:
+    it = _f1_iters(rows)
+    return {
+        "per_seed": {str(s): r for s, r in per_seed.items()},
         "caps": caps,
         "f1_ell_iters_by_t": {f"t{t:g}": it[t] for t in T_STARTS},
-        "f1_growth_t10_over_t2": growth,
-        "f1_theory_ratio_t10": theory_ratio,
-        "f3_ratio_best_const_over_ell": f3_ratio,
-        "claim4_ratios_ell_over_best": ratios4,
-        "claim4_mean_iters": mean_iters4,
-        "descent_violations_ell": ell_viol,
-        "descent_violations_baselines": base_viol,
+        "f1_growth_t10_over_t2": [a / b for a, b in zip(it[10.0], it[2.0], strict=True)],
+        "f1_theory_ratio_t10": [r["F1_t10"]["theory_iters"] / n for r, n in zip(rows, it[10.0], strict=True)],
+        "f3_ratio_best_const_over_ell": [r["F3"]["best_const_iters"] / r["F3"]["ell_iters"] for r in rows],
+        "claim4_ratios_ell_over_best": [r[k]["ell_iters"] / min(r[k][f"{m}_iters"] for m in ADAPTIVE)
+                                        for r in rows for k in F1F2],
+        "claim4_mean_iters": _mean_iters(rows),
+        "descent_violations_ell": sum(r[k]["ell_violations"] for r in rows for k in STARTS),
+        "descent_violations_baselines": _baseline_violations(rows),
         "step_overhead_time": overhead,
     }
-    return Result(metrics=metrics, claims=claims, figures=[figure])

@@ -25,6 +25,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from icml25.utils.validation import check_array, check_bool, check_callable, check_scalar
+
 __all__ = [
     "AffineEll",
     "CallableEll",
@@ -59,20 +61,10 @@ def _gauss_legendre_01(n: int) -> tuple[np.ndarray, np.ndarray]:
 _RULE_32 = _gauss_legendre_01(32)
 
 
-def _check_param(name: str, value: float, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value) or (value <= 0 if positive else value < 0):
-        allowed = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name} must be finite and {allowed}, got {value!r}")
-    return value
-
-
 def _grad_norms(s: ArrayLike) -> np.ndarray:
-    s = np.asarray(s, dtype=float)
-    if not np.all(np.isfinite(s)) or np.any(s < 0):
-        raise ValueError("gradient norms s must be finite and >= 0")
+    s = check_array(s, "gradient norms s", dtype=float)
+    if np.any(s < 0):
+        raise ValueError(f"gradient norms s must be >= 0, got min {s.min():g}")
     return s
 
 
@@ -81,7 +73,7 @@ def _scalar(s: ArrayLike) -> float | None:
     if isinstance(s, (float, int, np.floating, np.integer)) and not isinstance(s, bool):
         s = float(s)
         if not (0.0 <= s < math.inf):
-            raise ValueError(f"gradient norms s must be finite and >= 0, got {s!r}")
+            raise ValueError(f"gradient norms s must be a real number in [0, inf), got {s!r}")
         return s
     return None
 
@@ -111,7 +103,7 @@ class ConstantEll(EllFunction):
     """``ℓ(s) = L`` (classical L-smoothness); the step is exactly ``1/L``."""
 
     def __init__(self, L: float) -> None:
-        self.L = _check_param("L", L, positive=True)
+        self.L = check_scalar(L, "L", "real", min=0.0, inclusive="neither")
 
     def __call__(self, s: ArrayLike) -> ArrayLike:
         s = _grad_norms(s)
@@ -136,8 +128,8 @@ class AffineEll(EllFunction):
     """
 
     def __init__(self, L0: float, L1: float) -> None:
-        self.L0 = _check_param("L0", L0, positive=True)
-        self.L1 = _check_param("L1", L1, positive=False)
+        self.L0 = check_scalar(L0, "L0", "real", min=0.0, inclusive="neither")
+        self.L1 = check_scalar(L1, "L1", "real", min=0.0)
 
     def __call__(self, s: ArrayLike) -> ArrayLike:
         return _out(self.L0 + self.L1 * _grad_norms(s))
@@ -161,8 +153,8 @@ class SquaredAffineEll(EllFunction):
     """``ℓ(s) = (a + b s)²`` (e.g. log barriers); closed form ``γ = 1 / ((a + b s)(a + 2 b s))``."""
 
     def __init__(self, a: float, b: float) -> None:
-        self.a = _check_param("a", a, positive=True)
-        self.b = _check_param("b", b, positive=False)
+        self.a = check_scalar(a, "a", "real", min=0.0, inclusive="neither")
+        self.b = check_scalar(b, "b", "real", min=0.0)
 
     def __call__(self, s: ArrayLike) -> ArrayLike:
         return _out((self.a + self.b * _grad_norms(s)) ** 2)
@@ -183,9 +175,9 @@ class PowerEll(EllFunction):
     """
 
     def __init__(self, L0: float, L1: float, rho: float) -> None:
-        self.L0 = _check_param("L0", L0, positive=True)
-        self.L1 = _check_param("L1", L1, positive=False)
-        self.rho = _check_param("rho", rho, positive=False)
+        self.L0 = check_scalar(L0, "L0", "real", min=0.0, inclusive="neither")
+        self.L1 = check_scalar(L1, "L1", "real", min=0.0)
+        self.rho = check_scalar(rho, "rho", "real", min=0.0)
         if self.rho == 0.0:
             self._closed: EllFunction | None = ConstantEll(self.L0 + self.L1)
         elif self.rho == 1.0:
@@ -219,12 +211,9 @@ class CallableEll(EllFunction):
     _validate_nodes = True
 
     def __init__(self, fn: Callable[[np.ndarray], np.ndarray], n_nodes: int = 32, vectorized: bool = True):
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 2:
-            raise ValueError(f"n_nodes must be an int >= 2, got {n_nodes!r}")
-        self.fn = fn if vectorized else np.vectorize(fn, otypes=[float])
-        self.n_nodes = int(n_nodes)
+        check_callable(fn, "fn")
+        self.n_nodes = check_scalar(n_nodes, "n_nodes", "int", min=2)
+        self.fn = fn if check_bool(vectorized, "vectorized") else np.vectorize(fn, otypes=[float])
 
     def __call__(self, s: ArrayLike) -> ArrayLike:
         s = _grad_norms(s)

@@ -16,7 +16,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from icml25.optim.generalized_smoothness_gd.ell import AffineEll
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_consistent_length, check_scalar
 
 __all__ = ["estimate_ell", "fit_affine_envelope", "measure_curvature"]
 
@@ -38,18 +39,15 @@ def measure_curvature(
     points: np.ndarray,
     *,
     n_power_iter: int = 20,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(s_j, h_j) = (||∇f(x_j)||, ||∇²f(x_j)||)`` for the rows ``x_j`` of ``points``.
 
     ``h_j`` is the power-iteration estimate of the spectral norm from ``hvp_fn(x, v)``
     (central finite differences of ``grad_fn`` when ``hvp_fn`` is ``None``).
     """
-    points = np.asarray(points, dtype=float)
-    if points.ndim != 2 or points.shape[0] == 0 or not np.all(np.isfinite(points)):
-        raise ValueError("points must be a non-empty 2-D array (n_points, d) of finite numbers")
-    if isinstance(n_power_iter, bool) or not isinstance(n_power_iter, (int, np.integer)) or n_power_iter < 1:
-        raise ValueError(f"n_power_iter must be an int >= 1, got {n_power_iter!r}")
+    points = check_array(points, "points", ndim=2, dtype=float, min_len=1)
+    n_power_iter = check_scalar(n_power_iter, "n_power_iter", "int", min=1)
     hvp = _finite_difference_hvp(grad_fn) if hvp_fn is None else hvp_fn
     rng = as_generator(seed)
     s = np.empty(len(points))
@@ -76,15 +74,12 @@ def fit_affine_envelope(s: np.ndarray, h: np.ndarray, weight: float | None = Non
 
     ``weight`` defaults to the median of ``s``: the line is lowest at a typical gradient norm.
     """
-    s, h = np.asarray(s, dtype=float).ravel(), np.asarray(h, dtype=float).ravel()
-    if s.size == 0 or s.shape != h.shape:
-        raise ValueError("s and h must be non-empty and of the same length")
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(h))) or np.any(s < 0) or np.any(h < 0):
-        raise ValueError("s and h must be finite and >= 0")
-    if weight is None:
-        weight = float(np.median(s))
-    if not (np.isfinite(weight) and weight >= 0):
-        raise ValueError(f"weight must be finite and >= 0, got {weight!r}")
+    s = check_array(s, "s", dtype=float, min_len=1).ravel()
+    h = check_array(h, "h", dtype=float, min_len=1).ravel()
+    check_consistent_length(s, h, names=("s", "h"))
+    if np.any(s < 0) or np.any(h < 0):
+        raise ValueError(f"s and h must have entries >= 0, got min {min(s.min(), h.min()):g}")
+    weight = float(np.median(s)) if weight is None else check_scalar(weight, "weight", "real", min=0.0)
     floor = 1e-12 * max(float(h.max()), 1e-300)
     res = linprog(
         c=[1.0, max(weight, 1e-12)],
@@ -106,7 +101,7 @@ def estimate_ell(
     *,
     n_power_iter: int = 20,
     weight: float | None = None,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> AffineEll:
     """Heuristic (L0, L1) envelope of the curvature measured at ``points`` (see module docstring)."""
     s, h = measure_curvature(grad_fn, hvp_fn, points, n_power_iter=n_power_iter, seed=seed)

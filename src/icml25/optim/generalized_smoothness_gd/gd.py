@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.optim.generalized_smoothness_gd.ell import Ell, as_ell
+from icml25.utils.validation import check_array, check_callable, check_scalar
 
 __all__ = [
     "GDResult",
@@ -74,8 +75,7 @@ class GDResult:
 
     def descent_violations(self, rtol: float = 1e-9) -> int:
         """Steps where ``f(x_{k+1}) > f(x_k) - γ_k s_k²/2`` by more than ``rtol`` times ``|f|``."""
-        if not (math.isfinite(rtol) and rtol >= 0):
-            raise ValueError(f"rtol must be finite and >= 0, got {rtol!r}")
+        check_scalar(rtol, "rtol", "real", min=0.0)
         n = self.steps.size
         scale = np.maximum(np.abs(self.f_values[:n]), np.abs(self.f_values[1 : n + 1])) if n else 0.0
         return int(np.sum(self.descent_gaps() < -rtol * scale))
@@ -91,25 +91,12 @@ class GridResult:
 
 
 def _check_x0(x0: np.ndarray) -> np.ndarray:
-    x = np.array(x0, dtype=float)
-    if x.size == 0 or not np.all(np.isfinite(x)):
-        raise ValueError("x0 must be a non-empty array of finite numbers")
-    return x
+    return check_array(x0, "x0", dtype=float, min_len=1, copy=True)
 
 
 def _check_common(max_iter: int, tol: float) -> None:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
-        raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-
-
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return float(value)
+    check_scalar(max_iter, "max_iter", "int", min=0)
+    check_scalar(tol, "tol", "real", min=0.0)
 
 
 def _gradient(grad_fn: GradFn, x: np.ndarray, k: int) -> tuple[np.ndarray, float]:
@@ -213,15 +200,14 @@ def constant_gd(
     callback: Callback | None = None,
 ) -> GDResult:
     """Plain GD with a constant step ``step``."""
-    step = _positive("step", step)
+    step = check_scalar(step, "step", "real", min=0.0, inclusive="neither")
     return _descend(grad_fn, x0, lambda s: step, f=f, max_iter=max_iter, tol=tol, domain=domain,
                     callback=callback)
 
 
 def theory_constant_step(ell: Ell | Callable[[np.ndarray], np.ndarray] | float, grad_norm0: float) -> float:
-    """The constant step ``1/ℓ(2 ||∇f(x_0)||)`` of earlier constant-step analyses (brief's reading)."""
-    if not (math.isfinite(grad_norm0) and grad_norm0 >= 0):
-        raise ValueError(f"grad_norm0 must be finite and >= 0, got {grad_norm0!r}")
+    """The constant step ``1/ℓ(2 ||∇f(x_0)||)`` of earlier constant-step analyses (our reading of them)."""
+    grad_norm0 = check_scalar(grad_norm0, "grad_norm0", "real", min=0.0)
     return 1.0 / float(as_ell(ell)(np.asarray(2.0 * grad_norm0)))
 
 
@@ -238,8 +224,8 @@ def clipped_gd(
     callback: Callback | None = None,
 ) -> GDResult:
     """Clipped GD, ``γ = min(1/(2 L0), 1/(2 L1 s))`` (``L1 = 0`` gives ``1/(2 L0)``)."""
-    L0 = _positive("L0", L0)
-    L1 = 0.0 if L1 == 0 else _positive("L1", L1)
+    L0 = check_scalar(L0, "L0", "real", min=0.0, inclusive="neither")
+    L1 = check_scalar(L1, "L1", "real", min=0.0)
 
     def rule(s: float) -> float:
         return 0.5 / L0 if L1 * s <= L0 else 0.5 / (L1 * s)
@@ -259,7 +245,7 @@ def normalized_gd(
     callback: Callback | None = None,
 ) -> GDResult:
     """Normalized GD, ``γ = c / s``: every step has length ``c``."""
-    c = _positive("c", c)
+    c = check_scalar(c, "c", "real", min=0.0, inclusive="neither")
     return _descend(grad_fn, x0, lambda s: c / s, f=f, max_iter=max_iter, tol=tol, domain=domain,
                     callback=callback)
 
@@ -277,8 +263,8 @@ def l0l1_gd(
     callback: Callback | None = None,
 ) -> GDResult:
     """GD with the simple (L0, L1) step ``γ = 1 / (L0 + L1 s)``."""
-    L0 = _positive("L0", L0)
-    L1 = 0.0 if L1 == 0 else _positive("L1", L1)
+    L0 = check_scalar(L0, "L0", "real", min=0.0, inclusive="neither")
+    L1 = check_scalar(L1, "L1", "real", min=0.0)
     return _descend(grad_fn, x0, lambda s: 1.0 / (L0 + L1 * s), f=f, max_iter=max_iter, tol=tol,
                     domain=domain, callback=callback)
 
@@ -305,11 +291,11 @@ def armijo_gd(
     ``n_f_evals`` counts every evaluation of ``f``.  A
     search that fails after ``max_backtracks`` shrinks stops the run (``diverged=False``).
     """
-    if not callable(f):
-        raise TypeError("armijo_gd needs the objective f")
-    step0, growth = _positive("step0", step0), _positive("growth", growth)
-    if not (0 < shrink < 1) or not (0 < c1 < 1):
-        raise ValueError(f"shrink and c1 must lie in (0, 1), got shrink={shrink!r}, c1={c1!r}")
+    check_callable(f, "f")
+    step0 = check_scalar(step0, "step0", "real", min=0.0, inclusive="neither")
+    growth = check_scalar(growth, "growth", "real", min=0.0, inclusive="neither")
+    shrink = check_scalar(shrink, "shrink", "real", min=0.0, max=1.0, inclusive="neither")
+    c1 = check_scalar(c1, "c1", "real", min=0.0, max=1.0, inclusive="neither")
     _check_common(max_iter, tol)
     x = _check_x0(x0)
     if domain is not None and not domain(x):

@@ -3,7 +3,7 @@
 ``CoshSum`` (F1, convex, (L0, L1)), ``DoubleWell`` (F2, nonconvex, ℓ = 4 + 6 s^{2/3}) and
 ``LogBarrier`` (F3, barrier, ℓ = (C + s)², not (L0, L1)-smooth).  Each has ``f``, ``grad``,
 ``hess_norm`` (spectral norm of the diagonal Hessian), ``hvp``, ``ell``, ``x_star``, ``f_star``,
-``domain`` and ``check_ell(n_points, rng)``, the worst ratio ``||∇²f|| / ℓ(||∇f||)`` on random
+``domain`` and ``check_ell(n_points, seed)``, the worst ratio ``||∇²f|| / ℓ(||∇f||)`` on random
 points (<= 1 when the certificate holds).
 """
 
@@ -12,22 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from icml25.optim.generalized_smoothness_gd.ell import AffineEll, EllFunction, PowerEll, SquaredAffineEll
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_scalar
 
 __all__ = ["CertifiedFunction", "CoshSum", "DoubleWell", "LogBarrier"]
 
 
 def _positive_vector(name: str, values: np.ndarray) -> np.ndarray:
-    values = np.array(values, dtype=float)
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"{name} must be a non-empty 1-D array of finite numbers > 0")
+    values = check_array(values, name, ndim=1, dtype=float, min_len=1, copy=True)
+    if np.any(values <= 0):
+        raise ValueError(f"{name} must have entries > 0, got min {values.min():g}")
     return values
-
-
-def _check_dim(d: int) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d must be an int >= 1, got {d!r}")
-    return int(d)
 
 
 class CertifiedFunction:
@@ -79,11 +74,10 @@ class CertifiedFunction:
             raise ValueError(f"v must have shape ({self.d},), got {v.shape}")
         return self._d2phi(self._point(x)) * v
 
-    def check_ell(self, n_points: int = 10_000, rng: int | np.random.Generator | None = 0) -> float:
+    def check_ell(self, n_points: int = 10_000, seed: Seed = 0) -> float:
         """The worst ratio ``||∇²f(x)|| / ℓ(||∇f(x)||)`` over ``n_points`` random points (<= 1)."""
-        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 1:
-            raise ValueError(f"n_points must be an int >= 1, got {n_points!r}")
-        X = self._sample(int(n_points), as_generator(rng))
+        n_points = check_scalar(n_points, "n_points", "int", min=1)
+        X = self._sample(n_points, as_generator(seed))
         s = np.linalg.norm(self._dphi(X), axis=1)
         h = np.max(np.abs(self._d2phi(X)), axis=1)
         return float(np.max(h / np.asarray(self.ell(s))))
@@ -116,8 +110,8 @@ class CoshSum(CertifiedFunction):
 
     @classmethod
     def random(cls, d: int = 10, seed: int | np.random.Generator | None = 0) -> CoshSum:
-        """``a ~ U[0.5, 2]^d`` (the brief's F1)."""
-        return cls(as_generator(seed).uniform(0.5, 2.0, _check_dim(d)))
+        """``a ~ U[0.5, 2]^d`` (F1 of the experiments)."""
+        return cls(as_generator(seed).uniform(0.5, 2.0, check_scalar(d, "d", "int", min=1)))
 
     @property
     def affine_ell(self) -> AffineEll:
@@ -168,7 +162,7 @@ class DoubleWell(CertifiedFunction):
     """
 
     def __init__(self, d: int = 10) -> None:
-        self.d = _check_dim(d)
+        self.d = check_scalar(d, "d", "int", min=1)
         self.ell = PowerEll(4.0, 6.0, 2.0 / 3.0)
         self.x_star = np.ones(self.d)
         self.f_star = -self.d / 4.0
@@ -210,8 +204,8 @@ class LogBarrier(CertifiedFunction):
 
     @classmethod
     def random(cls, d: int = 10, seed: int | np.random.Generator | None = 0) -> LogBarrier:
-        """``c ~ U[0.5, 2]^d`` (the brief's F3)."""
-        return cls(as_generator(seed).uniform(0.5, 2.0, _check_dim(d)))
+        """``c ~ U[0.5, 2]^d`` (F3 of the experiments)."""
+        return cls(as_generator(seed).uniform(0.5, 2.0, check_scalar(d, "d", "int", min=1)))
 
     def domain(self, x: np.ndarray) -> bool:
         return bool(np.all(x > 0))

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from icml25.optim.generalized_smoothness_gd.ell import Ell, as_ell
+from icml25.utils.validation import check_bool
 
 __all__ = ["EllGD", "scale_grad_by_ell_"]
 
@@ -83,9 +84,7 @@ class EllGD(torch.optim.Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        if not isinstance(maximize, bool):
-            raise TypeError(f"maximize must be a bool, got {type(maximize).__name__}")
-        super().__init__(params, {"ell": as_ell(ell), "maximize": maximize})
+        super().__init__(params, {"ell": as_ell(ell), "maximize": check_bool(maximize, "maximize")})
         self.n_steps = 0
         self.last_grad_norm: float | None = None
         self.last_step: float | None = None
