@@ -258,7 +258,7 @@ def test_induction_rejects_bad_graphs(graphs, error, match):
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"min_motif": 1}, "min_motif"),
-    ({"min_motif": 3, "max_motif": 2}, "min_motif <= max_motif"),
+    ({"min_motif": 3, "max_motif": 2}, "max_motif must be an integer >= 3"),
     ({"n_candidates": 0}, "n_candidates"),
     ({"timeout": 0}, "timeout"),
 ])

@@ -156,19 +156,23 @@ def test_prox_ltr_keeps_large_and_removes_small_singular_values():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: prox_ltr(np.ones((3, 3)), 1.0, 1.0), "3-D"),
+        (lambda: prox_ltr(np.ones((3, 3)), 1.0, 1.0), "3-d"),
         (lambda: prox_ltr(np.ones((3, 3, 2)), -1.0, 1.0), "tau"),
         (lambda: prox_ltr(np.ones((3, 3, 2)), 1.0, 0.0), "delta"),
         (lambda: prox_ltr(np.ones((3, 3, 2)), 1.0, 1.0, n_reweight=0), "n_reweight"),
         (lambda: prox_tnn(np.full((2, 2, 2), np.nan), 1.0), "finite"),
         (lambda: laplace_tensor_rank(np.ones((2, 2, 2)), -1.0), "delta"),
         (lambda: t_product(np.ones((2, 3, 4)), np.ones((2, 3, 4))), "t_product"),
-        (lambda: tsvd(np.ones((2, 2, 2), dtype=complex)), "real"),
     ],
 )
 def test_tensor_functions_reject_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_tensor_functions_reject_complex_input():
+    with pytest.raises(TypeError, match="real"):
+        tsvd(np.ones((2, 2, 2), dtype=complex))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,10 +268,9 @@ def test_single_view_warns_and_constant_label_is_kept():
 @pytest.mark.parametrize(
     "Xs, Y, match",
     [
-        (np.ones((10, 3)), np.ones((10, 2)), "list"),
-        ([], np.ones((10, 2)), "list"),
+        ([], np.ones((10, 2)), "at least 1 entries"),
         ([np.ones((10, 3)), np.ones((9, 3))], np.ones((10, 2)), "same"),
-        ([np.ones(10)], np.ones((10, 2)), "2-D"),
+        ([np.ones(10)], np.ones((10, 2)), "2-d"),
         ([np.full((10, 3), np.nan)], np.ones((10, 2)), "NaN"),
         ([np.ones((10, 3))], np.ones(10), "reshape"),
         ([np.ones((10, 3))], np.full((10, 2), 2), "0/1"),
@@ -277,6 +280,13 @@ def test_single_view_warns_and_constant_label_is_kept():
 def test_tmvml_rejects_bad_data(Xs, Y, match):
     with pytest.raises(ValueError, match=match):
         TMvML().fit(Xs, Y)
+
+
+def test_tmvml_rejects_views_that_are_not_a_list():
+    with pytest.raises(TypeError, match="list"):
+        TMvML().fit(np.ones((10, 3)), np.ones((10, 2)))
+    with pytest.raises(TypeError, match="lam must be a real number"):
+        TMvML(lam="1").fit([np.ones((10, 3))], np.ones((10, 2)))
 
 
 @pytest.mark.parametrize(
@@ -301,7 +311,7 @@ def test_tmvml_rejects_bad_parameters(synth, params, match):
 
 def test_predict_checks_views_against_fit(synth):
     model = TMvML(lam=0.0).fit(synth.Xs_train, synth.Y_train)
-    with pytest.raises(ValueError, match="expected 3 views"):
+    with pytest.raises(ValueError, match="must have 3 views"):
         model.predict(synth.Xs_test[:2])
     with pytest.raises(ValueError, match="feature sizes"):
         model.predict([synth.Xs_test[0][:, :5], *synth.Xs_test[1:]])

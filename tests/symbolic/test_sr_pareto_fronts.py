@@ -112,7 +112,7 @@ def test_expression_semantics():
     np.testing.assert_allclose(Expression("c0").predict(np.zeros((3, 2)), [1.5]), [1.5] * 3)  # broadcast
     folded = Expression("Add(Mul(c0,c1),x0)")
     assert folded.string == "Add(c0,x0)" and folded.length == 3
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="2-d"):
         e.predict([1.0, 2.0], [1.0])
     with pytest.raises(ValueError, match="constants"):
         e.predict([[1.0]], [1.0, 2.0])
@@ -171,7 +171,7 @@ def test_fit_constants_recovers_a_line_and_follows_the_official_start():
 
 def test_fit_constants_bad_input():
     x, y = np.linspace(0, 1, 10)[:, None], np.linspace(0, 2, 10)
-    with pytest.raises(ValueError, match="unknown optimiser.*BFGS"):
+    with pytest.raises(ValueError, match="method must be one of 'BFGS'"):
         fit_constants("Mul(c0,x0)", x, y, method="adam")
     with pytest.raises(ValueError, match="n_restarts"):
         fit_constants("Mul(c0,x0)", x, y, n_restarts=0)
@@ -184,12 +184,12 @@ def test_fit_constants_bad_input():
 @pytest.mark.parametrize(
     ("X", "y", "match"),
     [
-        (np.ones(5), np.arange(5.0), "2-D"),
-        (np.ones((5, 1)), np.ones((5, 1)), "1-D"),
-        (np.ones((5, 1)), np.arange(4.0), "rows"),
+        (np.ones(5), np.arange(5.0), "X must be a 2-d"),
+        (np.ones((5, 1)), np.ones((5, 1)), "y must be a 1-d"),
+        (np.ones((5, 1)), np.arange(4.0), "same length"),
         (np.ones((5, 0)), np.arange(5.0), "at least one feature"),
-        (np.ones((2, 1)), np.arange(2.0), "at least 3 rows"),
-        (np.array([[1.0], [np.nan], [2.0]]), np.arange(3.0), "NaN"),
+        (np.ones((2, 1)), np.arange(2.0), "at least 3 entries"),
+        (np.array([[1.0], [np.nan], [2.0]]), np.arange(3.0), "finite"),
         (np.ones((5, 1)), np.ones(5), "constant"),
     ],
 )
@@ -234,8 +234,11 @@ def test_parallel_search_equals_serial_and_reports_progress():
 
 def test_n_jobs_values():
     assert check_n_jobs(1) == 1 and check_n_jobs(2) == 2 and check_n_jobs(-1) >= 1
-    for bad in (0, -2, 1.5, True):
+    for bad in (0, -2):
         with pytest.raises(ValueError, match="n_jobs"):
+            check_n_jobs(bad)
+    for bad in (1.5, True):
+        with pytest.raises(TypeError, match="n_jobs"):
             check_n_jobs(bad)
 
 
@@ -251,7 +254,7 @@ def test_heavy_search_needs_a_limit(monkeypatch):
         apo_front(X, y, head_length=1, max_expressions=0, force=True)
     with pytest.raises(ValueError, match="n_jobs"):
         apo_front(X, y, head_length=1, n_jobs=0)
-    with pytest.raises(ValueError, match="unknown optimiser"):
+    with pytest.raises(ValueError, match="method must be one of"):
         compare_optimizers(X, y, methods=("BFGS", "sgd"), head_length=1)
 
 
@@ -373,7 +376,7 @@ def test_gp_baseline_is_seeded_and_respects_the_length_limit():
     assert best.r2 > 0.3
     with pytest.raises(ValueError, match="population"):
         gp_symbolic_regression(X, y, population=0)
-    with pytest.raises(ValueError, match="probabilities"):
+    with pytest.raises(ValueError, match="p_crossover"):
         gp_symbolic_regression(X, y, p_crossover=0.9, p_subtree_mutation=0.2)
 
 
@@ -403,7 +406,7 @@ def test_feynman_generator():
         np.testing.assert_allclose(y, formula(X))
     X, y = make_feynman("I.25.13", n_samples=500, noise=0.1, seed=2)
     assert 0 < np.std(y - X[:, 0] / X[:, 1]) < 0.2 * np.std(y)
-    with pytest.raises(ValueError, match="unknown formula"):
+    with pytest.raises(ValueError, match="name must be one of"):
         make_feynman("I.99.9")
     with pytest.raises(ValueError, match="n_samples"):
         make_feynman("I.12.1", n_samples=0)

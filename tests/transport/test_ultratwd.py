@@ -28,6 +28,7 @@ from icml25.transport import (
     ultratwd_pairwise,
 )
 from icml25.transport.ultratwd import _loss_and_grad, _mst_routing, _triplet_sweep, check_cost_matrix
+from icml25.utils.validation import NotFittedError
 
 METHODS = ("mst", "ip", "gd")
 
@@ -171,7 +172,6 @@ def test_from_ultrametric_rejects_non_ultrametric():
     (np.array([-1, 0, 0]), np.ones(3), 4, "n_leaves"),
     (np.array([-1, -1, 0]), np.ones(3), 2, "one rooted tree"),
     (np.array([1, 2, 1]), np.ones(3), 2, "one rooted tree"),
-    (np.array([0.0, 1.0]), np.ones(2), 1, "integer"),
     (np.array([-1, 0]), np.ones(3), 1, "shape"),
 ])
 def test_bad_weighted_tree_is_rejected(parent, weight, n_leaves, match):
@@ -179,14 +179,23 @@ def test_bad_weighted_tree_is_rejected(parent, weight, n_leaves, match):
         WeightedTree(parent, weight, n_leaves)
 
 
+def test_weighted_tree_types():
+    with pytest.raises(TypeError, match="parent must be an integer array"):
+        WeightedTree(np.array([0.0, 1.0]), np.ones(2), 1)
+    with pytest.raises(TypeError, match="n_leaves must be an integer"):
+        WeightedTree(np.array([-1, 0]), np.ones(2), 1.0)
+    with pytest.raises(ValueError, match="edge_weight must contain only finite"):
+        WeightedTree(np.array([-1, 0]), np.array([0.0, np.nan]), 1)
+
+
 def test_bad_ultrametric_tree_is_rejected():
-    with pytest.raises(ValueError, match="height 0"):
+    with pytest.raises(ValueError, match="0 on the leaves"):
         UltrametricTree(np.array([2, 2, -1]), np.array([0.0, 0.5, 1.0]), 2)
     with pytest.raises(ValueError, match="higher than its parent"):
         UltrametricTree(np.array([3, 3, 3, 4, -1]), np.array([0, 0, 0, 2.0, 1.0]), 3)
     with pytest.raises(ValueError, match="cannot have children"):
         UltrametricTree(np.array([2, 0, -1]), np.array([0.0, 0.0, 1.0]), 2)
-    with pytest.raises(ValueError, match="integer"):
+    with pytest.raises(TypeError, match="integer"):
         UltrametricTree(np.array([2.0, 2.0, -1.0]), np.array([0.0, 0.0, 1.0]), 2)
 
 
@@ -341,7 +350,7 @@ def test_normalize_and_tree_type():
 def test_estimator_api():
     D = euclidean(10, 3)
     model = UltraTWD("ip")
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         model.distance(np.eye(10)[0], np.eye(10)[1])
     assert model.fit(D) is model and model.n_support_ == 10
     assert set(model.fit_error_) == {"max", "rel_fro"}
@@ -365,7 +374,7 @@ def test_linkage_baselines_match_scipy():
 
 def test_quadtree_and_cluster_tree_are_seeded():
     points = np.random.default_rng(12).normal(size=(30, 10))
-    for build in (lambda s: quadtree(points, random_state=s), lambda s: cluster_tree(points, random_state=s)):
+    for build in (lambda s: quadtree(points, seed=s), lambda s: cluster_tree(points, seed=s)):
         first, second, other = build(3), build(3), build(4)
         np.testing.assert_array_equal(first.parent, second.parent)
         np.testing.assert_array_equal(first.edge_weight, second.edge_weight)
@@ -375,33 +384,41 @@ def test_quadtree_and_cluster_tree_are_seeded():
 def test_cluster_tree_separates_far_groups():
     rng = np.random.default_rng(12)
     points = np.vstack([rng.normal(0, 0.1, (15, 10)), rng.normal(10, 0.1, (15, 10))])
-    T = cluster_tree(points, k=2, random_state=0).leaf_distances()
+    T = cluster_tree(points, k=2, seed=0).leaf_distances()
     assert T[:15, 15:].min() > max(T[:15, :15].max(), T[15:, 15:].max())
 
 
 def test_quadtree_dominates_the_chebyshev_distance():
     points = np.random.default_rng(13).uniform(size=(40, 2))  # 2-D: no random projection
-    T = quadtree(points, max_depth=4, random_state=1).leaf_distances()
+    T = quadtree(points, max_depth=4, seed=1).leaf_distances()
     off = ~np.eye(40, dtype=bool)
     assert np.all(T[off] > cdist(points, points, "chebyshev")[off])
 
 
 def test_quadtree_cell_weights_halve_per_level():
-    tree = quadtree(np.array([[0.0, 0.0], [1.0, 1.0]]), max_depth=3, random_state=0)
+    tree = quadtree(np.array([[0.0, 0.0], [1.0, 1.0]]), max_depth=3, seed=0)
     internal = tree.edge_weight[2:][tree.parent[2:] >= 0]
     assert np.all(np.isin(np.round(np.log2(internal / internal.max()), 9), [0, -1, -2, -3]))
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: quadtree(np.zeros(5)), "2-D"),
+    (lambda: quadtree(np.zeros(5)), "2-d"),
     (lambda: quadtree(np.array([[np.nan, 0.0]])), "finite"),
     (lambda: quadtree(np.zeros((3, 2)), max_depth=0), "max_depth"),
     (lambda: cluster_tree(np.zeros((3, 2)), k=1), "k must"),
-    (lambda: cluster_tree(np.zeros((0, 2))), "non-empty"),
+    (lambda: cluster_tree(np.zeros((0, 2))), "at least 1 entries"),
+    (lambda: quadtree(np.zeros((3, 0))), "at least 1 coordinate"),
 ])
 def test_bad_baseline_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_baseline_input_types():
+    with pytest.raises(TypeError, match="max_depth must be an integer"):
+        quadtree(np.zeros((3, 2)), max_depth=2.5)
+    with pytest.raises(TypeError, match="seed"):
+        cluster_tree(np.zeros((3, 2)), seed="0")
 
 
 # ----------------------------------------------------------------------------- data generators

@@ -289,7 +289,7 @@ def test_bad_tree_input():
         tree.distance(np.ones((2, 3)), np.ones((2, 3)))
     with pytest.raises(ValueError, match="same shape"):
         tree.distance(np.ones((2, tree.n_nodes_)), np.ones((3, tree.n_nodes_)))
-    with pytest.raises(ValueError, match="WILT node id"):
+    with pytest.raises(ValueError, match=r"node \(a WILT node id; 0 is the root\) must be an integer in"):
         tree.unfolding_tree(0)
     with pytest.raises(ValueError, match="min_frequency"):
         tree.top_colors([g], min_frequency=2)
@@ -320,8 +320,14 @@ def test_bad_distill_and_rmse_input():
         rmse_without_outliers(np.zeros(5), np.ones(5))
     with pytest.raises(ValueError, match="same length"):
         rmse_without_outliers(np.ones(5), np.ones(4))
-    with pytest.raises(ValueError, match="finite non-negative"):
+    with pytest.raises(ValueError, match="x must contain only finite values"):
         rmse_without_outliers(np.array([1.0, np.nan]), np.ones(2))
+    with pytest.raises(ValueError, match="non-negative distances"):
+        rmse_without_outliers(np.array([1.0, -1.0]), np.ones(2))
+    with pytest.raises(TypeError, match="epochs must be an integer"):
+        distill(tree, mu, good, epochs=2.0)
+    with pytest.raises(TypeError, match="integer array"):
+        distill(tree, mu, good, pairs=np.array([[0.0, 1.0]]))
 
 
 # ---------------------------------------------------------------- data

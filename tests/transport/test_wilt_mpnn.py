@@ -95,7 +95,7 @@ def test_bad_mpnn_input():
         MPNN(LABELS, 2, hidden=0)
     with pytest.raises(ValueError, match="one target per graph"):
         train_mpnn(graphs, y[:3])
-    with pytest.raises(ValueError, match="non-negative integers"):
+    with pytest.raises(ValueError, match="non-negative integer classes"):
         train_mpnn(graphs, y - 1.5)
     with pytest.raises(ValueError, match="epochs must be"):
         train_mpnn(graphs, y, epochs=-1)

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_choice, check_scalar
 
 FEYNMAN_FORMULAS: dict[str, tuple[str, int, Callable[[np.ndarray], np.ndarray]]] = {
     "I.12.1": ("F = mu * N", 2, lambda x: x[:, 0] * x[:, 1]),
@@ -27,22 +28,19 @@ def make_feynman(
     name: str,
     n_samples: int = 200,
     noise: float = 0.0,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
     low: float = 1.0,
     high: float = 5.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sample (X, y) from a formula of :data:`FEYNMAN_FORMULAS`; ``noise`` is the relative noise level."""
-    if name not in FEYNMAN_FORMULAS:
-        raise ValueError(f"unknown formula {name!r}; available: {sorted(FEYNMAN_FORMULAS)}")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-    if not noise >= 0:
-        raise ValueError(f"noise must be >= 0, got {noise!r}")
-    if not low < high:
-        raise ValueError(f"need low < high, got {low!r}, {high!r}")
+    check_choice(name, "name", sorted(FEYNMAN_FORMULAS))
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
+    noise = check_scalar(noise, "noise", "real", min=0.0)
+    low = check_scalar(low, "low", "real")
+    high = check_scalar(high, "high", "real", min=low, inclusive="neither")
     rng = as_generator(seed)
     _, n_vars, formula = FEYNMAN_FORMULAS[name]
-    X = rng.uniform(low, high, size=(int(n_samples), n_vars))
+    X = rng.uniform(low, high, size=(n_samples, n_vars))
     y = formula(X)
     if noise > 0:
         y = y + rng.normal(0.0, noise * y.std(), size=y.shape)

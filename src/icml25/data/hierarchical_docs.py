@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn import datasets
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_consistent_length, check_scalar, check_sequence
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,6 @@ class Documents:
     labels: np.ndarray  # (n_docs,)
 
 
-def _check_positive_int(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
 def hierarchical_cloud(
     n_points: int = 200,
     dim: int = 16,
@@ -45,7 +40,7 @@ def hierarchical_cloud(
     branching: tuple[int, ...] = (4, 3, 3),
     spreads: tuple[float, ...] = (3.0, 1.4, 0.6),
     noise: float = 0.3,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> Cloud:
     """A hierarchical Gaussian mixture in ``R^dim``.
 
@@ -53,14 +48,13 @@ def hierarchical_cloud(
     children drawn around it with ``N(0, spreads[l]^2 I)``; the points are spread evenly over the
     finest components and drawn around their centre with ``N(0, noise^2 I)``.
     """
-    n_points = _check_positive_int("n_points", n_points)
-    dim = _check_positive_int("dim", dim)
-    if not branching or len(branching) != len(spreads):
-        raise ValueError("branching and spreads must be non-empty and of the same length")
-    for b in branching:
-        _check_positive_int("each branching factor", b)
-    if any(s < 0 for s in spreads) or noise < 0:
-        raise ValueError("spreads and noise must be non-negative")
+    n_points = check_scalar(n_points, "n_points", "int", min=1)
+    dim = check_scalar(dim, "dim", "int", min=1)
+    branching = tuple(check_sequence(branching, "branching", min_len=1,
+                                     item=lambda b, name: check_scalar(b, name, "int", min=1)))
+    spreads = tuple(check_sequence(spreads, "spreads", item=lambda s, name: check_scalar(s, name, "real", min=0.0)))
+    check_consistent_length(branching, spreads, names=("branching", "spreads"))
+    noise = check_scalar(noise, "noise", "real", min=0.0)
     rng = as_generator(seed)
     centres = np.zeros((1, dim))
     for b, s in zip(branching, spreads, strict=True):  # children of centre i are i*b .. i*b + b-1
@@ -79,7 +73,7 @@ def sparse_documents(
     words: tuple[int, int] = (10, 30),
     second_topic_prob: float = 0.5,
     focus: float = 0.7,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> Documents:
     """Sparse documents over the points of ``cloud``, each labelled by its dominant top-level topic.
 
@@ -89,11 +83,13 @@ def sparse_documents(
     a share ``U(0.1, 0.45)`` of its points comes from another topic instead.  Weights are
     Dirichlet(1); the label is the topic holding the most mass.
     """
-    n_docs = _check_positive_int("n_docs", n_docs)
-    if not 1 <= words[0] <= words[1]:
+    n_docs = check_scalar(n_docs, "n_docs", "int", min=1)
+    low, high = check_sequence(words, "words", item=lambda w, name: check_scalar(w, name, "int"))
+    if not 1 <= low <= high:
         raise ValueError(f"words must be (low, high) with 1 <= low <= high, got {words!r}")
-    if not 0 <= second_topic_prob <= 1 or not 0 <= focus <= 1:
-        raise ValueError("second_topic_prob and focus must be in [0, 1]")
+    words = (low, high)
+    second_topic_prob = check_scalar(second_topic_prob, "second_topic_prob", "real", min=0.0, max=1.0)
+    focus = check_scalar(focus, "focus", "real", min=0.0, max=1.0)
     rng = as_generator(seed)
     topic, sub = cloud.labels[:, 0], cloud.labels[:, min(1, cloud.labels.shape[1] - 1)]
     n_topics, n = int(topic.max()) + 1, cloud.points.shape[0]
@@ -117,14 +113,15 @@ def sparse_documents(
 
 
 def digit_histograms(
-    n_train: int = 200, n_test: int = 100, *, seed: int | np.random.Generator | None = 0
+    n_train: int = 200, n_test: int = 100, *, seed: Seed = 0
 ) -> tuple[np.ndarray, Documents, Documents]:
     """scikit-learn's 8x8 digits as histograms on the pixel grid, classes balanced.
 
     Returns the 64 grid coordinates ``(row, col)`` and the train / test documents (images scaled
     to sum 1, labelled by digit); ``n_train`` and ``n_test`` must be multiples of 10.
     """
-    n_train, n_test = _check_positive_int("n_train", n_train), _check_positive_int("n_test", n_test)
+    n_train = check_scalar(n_train, "n_train", "int", min=1)
+    n_test = check_scalar(n_test, "n_test", "int", min=1)
     if n_train % 10 or n_test % 10:
         raise ValueError(f"n_train and n_test must be multiples of 10 (balanced), got {n_train}, {n_test}")
     X, y = datasets.load_digits(return_X_y=True)
@@ -133,7 +130,8 @@ def digit_histograms(
     for c in range(10):
         idx = rng.permutation(np.flatnonzero(y == c))
         if idx.size < (n_train + n_test) // 10:
-            raise ValueError(f"digit {c} has only {idx.size} images for {(n_train + n_test) // 10} per class")
+            raise ValueError(f"n_train + n_test must be at most {10 * idx.size} (digit {c} has {idx.size} images), "
+                             f"got {n_train + n_test}")
         train.extend(idx[: n_train // 10])
         test.extend(idx[n_train // 10 : (n_train + n_test) // 10])
     train, test = rng.permutation(train), rng.permutation(test)

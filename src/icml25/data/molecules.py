@@ -15,7 +15,8 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_choice, check_scalar, check_sequence
 
 ATOMS = ("C", "N", "O", "S", "H", "Cl")
 VALENCE = {"C": 4, "N": 3, "O": 2, "S": 2, "H": 1, "Cl": 1}
@@ -31,21 +32,25 @@ def motif_present(graph: nx.Graph, motif: str) -> bool:
     ``nitro``: an N bonded to at least two O; ``chloro_ring``: a Cl bonded to a C that lies on a
     6-cycle of C atoms; ``disulfide``: an S bonded to an S.
     """
+    check_choice(motif, "motif", MOTIFS)
     label = nx.get_node_attributes(graph, "label")
     if motif == "nitro":
         return any(label[u] == "N" and sum(label[x] == "O" for x in graph[u]) >= 2 for u in graph)
     if motif == "disulfide":
         return any(label[u] == "S" and label[x] == "S" for u, x in graph.edges)
-    if motif == "chloro_ring":
-        anchors = {x for u in graph if label[u] == "Cl" for x in graph[u] if label[x] == "C"}
-        if not anchors:
-            return False
-        carbon = graph.subgraph([u for u in graph if label[u] == "C"])
-        return any(
-            len(cycle) == 6 and anchors.intersection(cycle)
-            for cycle in nx.simple_cycles(carbon, length_bound=6)
-        )
-    raise ValueError(f"motif must be one of {MOTIFS}, got {motif!r}")
+    anchors = {x for u in graph if label[u] == "Cl" for x in graph[u] if label[x] == "C"}
+    if not anchors:
+        return False
+    carbon = graph.subgraph([u for u in graph if label[u] == "C"])
+    return any(len(cycle) == 6 and anchors.intersection(cycle) for cycle in nx.simple_cycles(carbon, length_bound=6))
+
+
+def _check_range(pair: tuple[int, int], name: str, least: int) -> tuple[int, int]:
+    """A ``(lo, hi)`` pair of integers with ``least <= lo <= hi``."""
+    items = check_sequence(pair, name, item=lambda v, n: check_scalar(v, n, "int"))
+    if len(items) != 2 or not least <= items[0] <= items[1]:
+        raise ValueError(f"{name} must be a pair (lo, hi) of integers with {least} <= lo <= hi, got {pair!r}")
+    return items[0], items[1]
 
 
 def _free(graph: nx.Graph, u: int) -> bool:
@@ -114,7 +119,7 @@ def make_molecule_like(
     n_vertices: tuple[int, int] = (10, 30),
     ring_prob: float = 0.5,
     noise: float = 0.1,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> tuple[list[nx.Graph], np.ndarray, dict[str, Any]]:
     """Seeded molecule-like graphs whose target is decided by planted motifs.
 
@@ -128,19 +133,12 @@ def make_molecule_like(
     Returns ``(graphs, y, info)``; ``info`` holds ``motif_nodes`` (per graph, a list of
     ``(motif, vertices)``), ``motif_counts`` (n_graphs x 3) and ``motifs``.
     """
-    if isinstance(n_graphs, bool) or not isinstance(n_graphs, (int, np.integer)) or n_graphs < 1:
-        raise ValueError(f"n_graphs must be a positive integer, got {n_graphs!r}")
-    if task not in ("binary", "multiclass", "regression"):
-        raise ValueError(f"task must be 'binary', 'multiclass' or 'regression', got {task!r}")
-    if motif not in MOTIFS:
-        raise ValueError(f"motif must be one of {MOTIFS}, got {motif!r}")
-    lo, hi = n_vertices
-    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer))) or not 10 <= lo <= hi:
-        raise ValueError(f"n_vertices must be integers (lo, hi) with 10 <= lo <= hi, got {n_vertices!r}")
-    if not 0.0 <= ring_prob <= 1.0:
-        raise ValueError(f"ring_prob must lie in [0, 1], got {ring_prob!r}")
-    if not np.isfinite(noise) or noise < 0:
-        raise ValueError(f"noise must be a non-negative number, got {noise!r}")
+    n_graphs = check_scalar(n_graphs, "n_graphs", "int", min=1)
+    check_choice(task, "task", ("binary", "multiclass", "regression"))
+    check_choice(motif, "motif", MOTIFS)
+    lo, hi = _check_range(n_vertices, "n_vertices", 10)
+    ring_prob = check_scalar(ring_prob, "ring_prob", "real", min=0.0, max=1.0)
+    noise = check_scalar(noise, "noise", "real", min=0.0)
     rng = as_generator(seed)
     graphs: list[nx.Graph] = []
     counts = np.zeros((n_graphs, len(MOTIFS)), dtype=int)
@@ -181,17 +179,14 @@ def make_molecule_like(
 
 
 def make_social_like(
-    n_graphs: int, *, n_vertices: tuple[int, int] = (20, 40), seed: int | np.random.Generator | None = 0
+    n_graphs: int, *, n_vertices: tuple[int, int] = (20, 40), seed: Seed = 0
 ) -> tuple[list[nx.Graph], np.ndarray]:
     """Unlabelled social-like graphs: Barabasi-Albert (m=2, class 0) vs Watts-Strogatz (k=4, p=0.1, class 1).
 
     Every vertex carries the constant label 0, as in the IMDB/COLLAB benchmarks.
     """
-    if isinstance(n_graphs, bool) or not isinstance(n_graphs, (int, np.integer)) or n_graphs < 1:
-        raise ValueError(f"n_graphs must be a positive integer, got {n_graphs!r}")
-    lo, hi = n_vertices
-    if not 5 <= lo <= hi:
-        raise ValueError(f"n_vertices must satisfy 5 <= lo <= hi, got {n_vertices!r}")
+    n_graphs = check_scalar(n_graphs, "n_graphs", "int", min=1)
+    lo, hi = _check_range(n_vertices, "n_vertices", 5)
     rng = as_generator(seed)
     graphs, y = [], np.arange(n_graphs) % 2
     for label in y:

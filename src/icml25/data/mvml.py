@@ -13,8 +13,8 @@ import numpy as np
 from scipy import fft, special
 from sklearn import datasets
 
-from icml25.utils.random import as_generator
-from icml25.utils.validation import check_scalar
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_choice, check_scalar, check_sequence
 
 DIGITS_MVML_LABELS = ("even", "prime", "at_least_5", "closed_loop", "vertical_stroke", "curved")
 DIGITS_MVML_VIEWS = ("pixels", "profiles", "gradient_histogram", "dct")
@@ -40,23 +40,13 @@ class MVMLSplit:
     Y_test: np.ndarray
 
 
-def _positive_int(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _unit_interval(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) < 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
-    return float(value)
-
-
 def split_mvml(
-    Xs: list[np.ndarray], Y: np.ndarray, test_size: float = 0.3, seed: int | np.random.Generator | None = 0
+    Xs: list[np.ndarray], Y: np.ndarray, test_size: float = 0.3, seed: Seed = 0
 ) -> MVMLSplit:
     """A seeded random train/test split of the same rows of every view and of ``Y``."""
     check_scalar(test_size, "test_size", "real", min=0.0, max=1.0, inclusive="neither")
+    Y = check_array(Y, "Y", ndim=2)
+    Xs = check_sequence(Xs, "Xs", min_len=1, item=lambda X, name: check_array(X, name, ndim=2))
     n = Y.shape[0]
     if any(X.shape[0] != n for X in Xs):
         raise ValueError(f"every view must have {n} rows (as Y), got {[X.shape[0] for X in Xs]}")
@@ -87,10 +77,10 @@ class SyntheticMVML:
         return self.label_map.shape[0]
 
     def sample(
-        self, n_samples: int, seed: int | np.random.Generator | None = 0
+        self, n_samples: int, seed: Seed = 0
     ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         """Draw ``(Xs, Y, oracle_scores)``: n rows of every view, the 0/1 labels and ``Z B - tau``."""
-        n = _positive_int("n_samples", n_samples)
+        n = check_scalar(n_samples, "n_samples", "int", min=1)
         rng = as_generator(seed)
         Z = rng.standard_normal((n, self.rank))
         Xs = [np.tanh(Z @ A) + self.noise * rng.standard_normal((n, A.shape[1])) for A in self.view_maps]
@@ -106,19 +96,17 @@ def synthetic_mvml_model(
     noise: float = 0.3,
     label_noise: float = 0.5,
     frequency_range: tuple[float, float] = (0.1, 0.4),
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> SyntheticMVML:
     """Draw a SynthMVML model: ``A_v ~ N(0, 1/r)`` (r x d_v), ``B ~ N(0, 1/r)`` (r x c), and
     ``tau_j`` the population quantile giving label j a frequency drawn uniformly in ``frequency_range``."""
-    c = _positive_int("n_labels", n_labels)
-    r = _positive_int("rank", rank)
-    if not isinstance(view_dims, (tuple, list)) or not view_dims:
-        raise ValueError(f"view_dims must be a non-empty tuple of positive ints, got {view_dims!r}")
-    dims = [_positive_int("view_dims[i]", d) for d in view_dims]
-    for name, value in (("noise", noise), ("label_noise", label_noise)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    low, high = frequency_range
+    c = check_scalar(n_labels, "n_labels", "int", min=1)
+    r = check_scalar(rank, "rank", "int", min=1)
+    dims = check_sequence(view_dims, "view_dims", min_len=1, item=lambda d, name: check_scalar(d, name, "int", min=1))
+    noise = check_scalar(noise, "noise", "real", min=0.0)
+    label_noise = check_scalar(label_noise, "label_noise", "real", min=0.0)
+    low, high = check_sequence(frequency_range, "frequency_range",
+                               item=lambda f, name: check_scalar(f, name, "real"))
     if not 0.0 < low <= high < 1.0:
         raise ValueError(f"frequency_range must satisfy 0 < low <= high < 1, got {frequency_range!r}")
     rng = as_generator(seed)
@@ -127,7 +115,7 @@ def synthetic_mvml_model(
     frequencies = rng.uniform(low, high, size=c)
     # (Z B)_j + label_noise * eps ~ N(0, ||b_j||^2 + label_noise^2): its (1 - f_j) quantile.
     thresholds = np.sqrt((B**2).sum(axis=0) + label_noise**2) * special.ndtri(1.0 - frequencies)
-    return SyntheticMVML(view_maps, B, thresholds, float(noise), float(label_noise))
+    return SyntheticMVML(view_maps, B, thresholds, noise, label_noise)
 
 
 def make_synthetic_mvml(
@@ -138,7 +126,7 @@ def make_synthetic_mvml(
     noise: float = 0.3,
     label_noise: float = 0.5,
     frequency_range: tuple[float, float] = (0.1, 0.4),
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """SynthMVML data: views that share one latent factor, labels that share its low rank.
 
@@ -185,11 +173,8 @@ def digits_mvml_views(images: np.ndarray, n_views: int = 3) -> list[np.ndarray]:
     orientation histogram features (3 x 3 cells x 4 orientations); (4, if ``n_views=4``) 20
     low-frequency 2-D DCT coefficients.
     """
-    images = np.asarray(images, dtype=float)
-    if images.ndim != 3 or images.shape[1:] != (8, 8):
-        raise ValueError(f"images must have shape (n, 8, 8), got {images.shape}")
-    if n_views not in (3, 4):
-        raise ValueError(f"n_views must be 3 or 4, got {n_views!r}")
+    images = check_array(images, "images", dtype=float, shape=(None, 8, 8))
+    check_choice(n_views, "n_views", (3, 4))
     views = [
         images.reshape(len(images), -1),
         np.concatenate([images.sum(axis=2), images.sum(axis=1)], axis=1),
@@ -202,9 +187,9 @@ def digits_mvml_views(images: np.ndarray, n_views: int = 3) -> list[np.ndarray]:
 
 def digits_mvml_labels(digits: np.ndarray) -> np.ndarray:
     """The six DigitsMVML labels (``DIGITS_MVML_LABELS``) of digit classes 0..9, as an (n, 6) 0/1 matrix."""
-    digits = np.asarray(digits)
-    if digits.ndim != 1 or digits.size and not np.isin(digits, np.arange(10)).all():
-        raise ValueError("digits must be a 1-D array of integers in 0..9")
+    digits = check_array(digits, "digits", ndim=1)
+    if digits.size and not np.isin(digits, np.arange(10)).all():
+        raise ValueError(f"digits must contain only the integers 0..9, got values {np.unique(digits)[:12].tolist()}")
     return np.stack([np.isin(digits, classes) for classes in _LABEL_CLASSES], axis=1).astype(int)
 
 
@@ -212,14 +197,14 @@ def load_digits_mvml(
     test_size: float = 0.3,
     label_noise: float = 0.05,
     n_views: int = 3,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
 ) -> MVMLSplit:
     """DigitsMVML: scikit-learn's 1,797 digits as 3 (or 4) views with six derived, correlated labels.
 
     A seeded random ``1 - test_size`` / ``test_size`` split; each training label entry is flipped
     with probability ``label_noise`` (test labels stay clean), so the task is not trivially separable.
     """
-    noise = _unit_interval("label_noise", label_noise)
+    noise = check_scalar(label_noise, "label_noise", "real", min=0.0, max=1.0, inclusive="left")
     rng = as_generator(seed)
     digits = datasets.load_digits()
     split = split_mvml(digits_mvml_views(digits.images, n_views), digits_mvml_labels(digits.target), test_size, rng)

@@ -41,7 +41,6 @@ reproduction live here too: ``ConcatRidge``, ``MultiLabelKNN``, ``LowRankRidge``
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
@@ -62,6 +61,16 @@ from sklearn.metrics import (
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+)
+
 ROTATIONS = ("view_label", "feature_view", "none")
 VIEW_MAPS = ("pca", "rbf_anchors", "none")
 SURROGATES = ("ltr", "tnn")
@@ -77,20 +86,12 @@ _PERMUTATIONS = {"view_label": (0, 2, 1), "feature_view": (1, 0, 2), "none": (1,
 
 
 def _check_tensor(A: Any, name: str = "A") -> np.ndarray:
-    A = np.asarray(A)
-    if A.ndim != 3 or A.size == 0:
+    A = check_array(A, name, ndim=3, dtype=None)
+    if np.iscomplexobj(A):
+        raise TypeError(f"{name} must be a real 3-D array (n1, n2, n3), got dtype {A.dtype}")
+    if A.size == 0:
         raise ValueError(f"{name} must be a non-empty 3-D array (n1, n2, n3), got shape {A.shape}")
-    if not np.isrealobj(A) or not np.isfinite(A).all():
-        raise ValueError(f"{name} must be real and finite")
-    return A.astype(float)
-
-
-def _check_positive(name: str, value: float, allow_zero: bool = False) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return float(value)
+    return check_array(A, name, dtype=float)
 
 
 def fourier_singular_values(A: np.ndarray) -> np.ndarray:
@@ -141,7 +142,7 @@ def tensor_nuclear_norm(A: np.ndarray) -> float:
 
 def laplace_tensor_rank(A: np.ndarray, delta: float) -> float:
     """LTR_delta(A) = (1/n3) sum_k sum_i (1 - exp(-sigma_i(fft(A)^(k)) / delta)), delta > 0."""
-    delta = _check_positive("delta", delta)
+    delta = check_scalar(delta, "delta", "real", min=0.0, inclusive="neither")
     s = fourier_singular_values(A)
     return float(-np.expm1(-s / delta).sum() / s.shape[0])
 
@@ -158,7 +159,7 @@ def _fourier_shrink(A: np.ndarray, shrink) -> np.ndarray:
 def prox_tnn(A: np.ndarray, tau: float) -> np.ndarray:
     """prox of tau * TNN: soft-threshold every Fourier-slice singular value by tau (t-SVT)."""
     A = _check_tensor(A)
-    tau = _check_positive("tau", tau, allow_zero=True)
+    tau = check_scalar(tau, "tau", "real", min=0.0)
     return _fourier_shrink(A, lambda s: np.maximum(s - tau, 0.0))
 
 
@@ -171,10 +172,9 @@ def prox_ltr(A: np.ndarray, tau: float, delta: float, n_reweight: int = 1) -> np
     kept almost untouched, small ones are removed: closer to hard thresholding than ``prox_tnn``.
     """
     A = _check_tensor(A)
-    tau = _check_positive("tau", tau, allow_zero=True)
-    delta = _check_positive("delta", delta)
-    if isinstance(n_reweight, bool) or not isinstance(n_reweight, numbers.Integral) or n_reweight < 1:
-        raise ValueError(f"n_reweight must be an integer >= 1, got {n_reweight!r}")
+    tau = check_scalar(tau, "tau", "real", min=0.0)
+    delta = check_scalar(delta, "delta", "real", min=0.0, inclusive="neither")
+    n_reweight = check_scalar(n_reweight, "n_reweight", "int", min=1)
 
     def shrink(s: np.ndarray) -> np.ndarray:
         current = s
@@ -190,39 +190,40 @@ def prox_ltr(A: np.ndarray, tau: float, delta: float, n_reweight: int = 1) -> np
 # ----------------------------------------------------------------------------------------------
 
 
+def _check_view(X: Any, name: str) -> np.ndarray:
+    X = check_array(X, name, ndim=2, dtype=None)
+    if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X):
+        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature, got shape {X.shape}")
+    return check_array(X, name, dtype=float)
+
+
 def check_views(Xs: Any, n_views: int | None = None) -> list[np.ndarray]:
     """Validate a multi-view input: a non-empty list of finite 2-D arrays with the same number of rows."""
-    if isinstance(Xs, np.ndarray) or not isinstance(Xs, (list, tuple)) or len(Xs) == 0:
-        raise ValueError("Xs must be a non-empty list of (n_samples, n_features_v) arrays, one per view")
-    views = []
-    for v, X in enumerate(Xs):
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] == 0:
-            raise ValueError(f"view {v} must be a 2-D (n_samples, n_features) array, got shape {X.shape}")
-        if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X):
-            raise ValueError(f"view {v} must hold real numbers, got dtype {X.dtype}")
-        if not np.isfinite(X).all():
-            raise ValueError(f"view {v} contains NaN or inf")
-        views.append(X.astype(float))
+    if isinstance(Xs, np.ndarray) or not isinstance(Xs, (list, tuple)):
+        raise TypeError(f"Xs must be a list of (n_samples, n_features_v) arrays, one per view, got {type(Xs).__name__}")
+    views = check_sequence(Xs, "Xs", min_len=1, item=_check_view)
     rows = [X.shape[0] for X in views]
     if len(set(rows)) != 1 or rows[0] == 0:
-        raise ValueError(f"all views must have the same, positive number of rows, got {rows}")
+        raise ValueError(f"Xs must have the same, positive number of rows in every view, got {rows}")
     if n_views is not None and len(views) != n_views:
-        raise ValueError(f"expected {n_views} views (as in fit), got {len(views)}")
+        raise ValueError(f"Xs must have {n_views} views (as in fit), got {len(views)}")
     return views
 
 
 def check_labels(Y: Any, n_samples: int) -> np.ndarray:
     """Validate a label matrix: 2-D, 0/1 or bool, with ``n_samples`` rows; returns an int array."""
-    Y = np.asarray(Y)
+    Y = check_array(Y, "Y", dtype=None)
     if Y.ndim == 1:
-        raise ValueError("Y must be a 2-D (n_samples, n_labels) 0/1 matrix; reshape a single label with Y[:, None]")
+        raise ValueError("Y must be a 2-D (n_samples, n_labels) 0/1 matrix (reshape a single label with "
+                         f"Y[:, None]), got shape {Y.shape}")
     if Y.ndim != 2 or Y.shape[1] == 0:
         raise ValueError(f"Y must be a 2-D (n_samples, n_labels) 0/1 matrix, got shape {Y.shape}")
     if Y.shape[0] != n_samples:
-        raise ValueError(f"Y has {Y.shape[0]} rows but the views have {n_samples}")
+        raise ValueError(f"Y must have one row per sample ({n_samples}, as the views), got {Y.shape[0]} rows")
     if not (Y.dtype == bool or (np.issubdtype(Y.dtype, np.number) and np.isin(Y, (0, 1)).all())):
-        raise ValueError("Y must contain only 0/1 (or bool) entries")
+        raise ValueError(f"Y must contain only 0/1 (or bool) entries, got values {np.unique(Y)[:8].tolist()}")
     return Y.astype(int)
 
 
@@ -238,7 +239,9 @@ def _warn_constant_labels(Y: np.ndarray) -> None:
 
 def one_error(Y_true: np.ndarray, scores: np.ndarray) -> float:
     """Fraction of samples whose top-scored label is not relevant."""
-    Y_true, scores = np.asarray(Y_true), np.asarray(scores)
+    Y_true, scores = check_array(Y_true, "Y_true", ndim=2), check_array(scores, "scores", ndim=2, dtype=float)
+    if Y_true.shape != scores.shape:
+        raise ValueError(f"Y_true and scores must have one shape, got {Y_true.shape} and {scores.shape}")
     top = np.argmax(scores, axis=1)
     return float(np.mean(Y_true[np.arange(len(top)), top] == 0))
 
@@ -250,7 +253,8 @@ def mvml_report(Y_true: np.ndarray, scores: np.ndarray, Y_pred: np.ndarray) -> d
     ``coverage`` is (coverage_error - 1) / c, as MVML papers report it; ranking_loss and
     average_precision follow scikit-learn, which scores a sample without relevant labels as perfect.
     """
-    Y_true, scores, Y_pred = np.asarray(Y_true), np.asarray(scores, dtype=float), np.asarray(Y_pred)
+    Y_true, Y_pred = check_array(Y_true, "Y_true"), check_array(Y_pred, "Y_pred")
+    scores = check_array(scores, "scores", dtype=float)
     if not (Y_true.ndim == 2 and Y_true.shape == scores.shape == Y_pred.shape):
         raise ValueError(f"Y_true, scores and Y_pred must be 2-D of one shape, got {Y_true.shape}, "
                          f"{scores.shape}, {Y_pred.shape}")
@@ -377,12 +381,12 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
     # -- parameters and feature maps ------------------------------------------------------------
 
     def _check_params(self) -> None:
-        _check_positive("lam", self.lam, allow_zero=True)
-        _check_positive("alpha", self.alpha, allow_zero=True)
+        check_scalar(self.lam, "lam", "real", min=0.0)
+        check_scalar(self.alpha, "alpha", "real", min=0.0)
         if self.delta is not None:
-            _check_positive("delta", self.delta)
+            check_scalar(self.delta, "delta", "real", min=0.0, inclusive="neither")
         if self.rho is not None:
-            _check_positive("rho", self.rho)
+            check_scalar(self.rho, "rho", "real", min=0.0, inclusive="neither")
         for name, value, allowed in (
             ("rank_surrogate", self.rank_surrogate, SURROGATES),
             ("rotation", self.rotation, ROTATIONS),
@@ -390,18 +394,15 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
             ("intercept", self.intercept, INTERCEPTS),
             ("loss", self.loss, LOSSES),
         ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+            check_choice(value, name, allowed)
         for name, value in (("max_iter", self.max_iter), ("n_components", self.n_components),
                             ("n_reweight", self.n_reweight)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if _check_positive("rho_growth", self.rho_growth) < 1.0:
-            raise ValueError(f"rho_growth must be >= 1, got {self.rho_growth!r}")
-        _check_positive("rho_max", self.rho_max)
-        _check_positive("tol", self.tol)
-        if not isinstance(self.threshold, numbers.Real) or not np.isfinite(self.threshold):
-            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+            check_scalar(value, name, "int", min=1)
+        check_scalar(self.rho_growth, "rho_growth", "real", min=1.0)
+        check_scalar(self.rho_max, "rho_max", "real", min=0.0, inclusive="neither")
+        check_scalar(self.tol, "tol", "real", min=0.0, inclusive="neither")
+        check_scalar(self.threshold, "threshold", "real")
+        check_bool(self.ensure_label, "ensure_label")
 
     def _fit_view_map(self, views: list[np.ndarray]) -> list[np.ndarray]:
         n = views[0].shape[0]
@@ -553,12 +554,11 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, Xs: list[np.ndarray]) -> np.ndarray:
         """Label scores (n, c): the average over views of X~_v W_v, plus the intercept."""
-        if not hasattr(self, "coef_"):
-            raise ValueError("this TMvML instance is not fitted yet; call fit(Xs, Y) first")
+        check_is_fitted(self, "coef_")
         views = check_views(Xs, self.n_views_)
         dims = [X.shape[1] for X in views]
         if dims != self.n_features_in_:
-            raise ValueError(f"views have feature sizes {dims}, but the model was fitted on {self.n_features_in_}")
+            raise ValueError(f"Xs must have the feature sizes seen in fit {self.n_features_in_}, got {dims}")
         X = self._design(self._map_views(views))
         return np.einsum("vni,vic->nc", X, np.stack(self.coef_)) / self.n_views_ + self.intercept_
 
@@ -584,12 +584,11 @@ class _ConcatenatedViews(_MultiLabelMixin, BaseEstimator):
         return _concatenate(self.scalers_, views), Y
 
     def _transform_views(self, Xs: list[np.ndarray]) -> np.ndarray:
-        if not hasattr(self, "scalers_"):
-            raise ValueError(f"this {type(self).__name__} instance is not fitted yet; call fit(Xs, Y) first")
+        check_is_fitted(self, "scalers_")
         views = check_views(Xs, self.n_views_)
         dims = [X.shape[1] for X in views]
         if dims != self.n_features_in_:
-            raise ValueError(f"views have feature sizes {dims}, but the model was fitted on {self.n_features_in_}")
+            raise ValueError(f"Xs must have the feature sizes seen in fit {self.n_features_in_}, got {dims}")
         return _concatenate(self.scalers_, views)
 
 
@@ -604,8 +603,8 @@ class ConcatRidge(_ConcatenatedViews):
 
     def fit(self, Xs: list[np.ndarray], Y: np.ndarray) -> ConcatRidge:
         """Fit one ridge per label (shared alpha chosen by efficient leave-one-out)."""
-        alphas = np.atleast_1d(np.asarray(self.alphas, dtype=float))
-        if alphas.ndim != 1 or alphas.size == 0 or not (np.isfinite(alphas).all() and (alphas > 0).all()):
+        alphas = np.atleast_1d(check_array(self.alphas, "alphas", ndim=(0, 1), dtype=float))
+        if alphas.size == 0 or not (alphas > 0).all():
             raise ValueError(f"alphas must be a non-empty sequence of positive numbers, got {self.alphas!r}")
         X, Y = self._fit_views(Xs, Y)
         self.model_ = RidgeCV(alphas=alphas).fit(X, Y)
@@ -627,9 +626,7 @@ class MultiLabelKNN(_ConcatenatedViews):
 
     def fit(self, Xs: list[np.ndarray], Y: np.ndarray) -> MultiLabelKNN:
         """Store the training set."""
-        if isinstance(self.n_neighbors, bool) or not isinstance(self.n_neighbors, numbers.Integral) \
-                or self.n_neighbors < 1:
-            raise ValueError(f"n_neighbors must be an integer >= 1, got {self.n_neighbors!r}")
+        check_scalar(self.n_neighbors, "n_neighbors", "int", min=1)
         X, Y = self._fit_views(Xs, Y)
         self.model_ = KNeighborsClassifier(n_neighbors=min(self.n_neighbors, len(X))).fit(X, Y)
         return self
@@ -660,11 +657,10 @@ class LowRankRidge(_ConcatenatedViews):
 
     def fit(self, Xs: list[np.ndarray], Y: np.ndarray) -> LowRankRidge:
         """Proximal gradient on the nuclear-norm-penalised least squares."""
-        lam = _check_positive("lam", self.lam, allow_zero=True)
-        alpha = _check_positive("alpha", self.alpha, allow_zero=True)
-        _check_positive("tol", self.tol)
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        lam = check_scalar(self.lam, "lam", "real", min=0.0)
+        alpha = check_scalar(self.alpha, "alpha", "real", min=0.0)
+        check_scalar(self.tol, "tol", "real", min=0.0, inclusive="neither")
+        check_scalar(self.max_iter, "max_iter", "int", min=1)
         X, Y = self._fit_views(Xs, Y)
         n = X.shape[0]
         self.intercept_ = Y.mean(axis=0)
@@ -710,7 +706,7 @@ def select_by_validation(
     Xs: list[np.ndarray],
     Y: np.ndarray,
     val_size: float = 0.25,
-    seed: int = 0,
+    seed: Seed = 0,
 ) -> tuple[BaseEstimator, dict[Any, float]]:
     """Pick ``param`` from ``values`` by validation average precision, then refit on all of (Xs, Y).
 
@@ -719,11 +715,9 @@ def select_by_validation(
     """
     views = check_views(Xs)
     Y = check_labels(Y, views[0].shape[0])
-    if not values:
-        raise ValueError("values must not be empty")
-    if not 0.0 < val_size < 1.0:
-        raise ValueError(f"val_size must be strictly between 0 and 1, got {val_size!r}")
-    order = np.random.default_rng(seed).permutation(len(Y))
+    values = tuple(check_sequence(values, "values", min_len=1))
+    val_size = check_scalar(val_size, "val_size", "real", min=0.0, max=1.0, inclusive="neither")
+    order = as_generator(seed).permutation(len(Y))
     n_val = max(1, int(round(val_size * len(Y))))
     val, train = order[:n_val], order[n_val:]
     scores: dict[Any, float] = {}

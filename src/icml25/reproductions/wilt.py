@@ -1,5 +1,7 @@
-"""WILT: a GIN's embedding distances distilled into optimal transport on the WL labeling tree.
+"""WILT reproduction (docs and calibration notes: docs/papers/wilt.md).
 
+Paper: "WILTing Trees: Interpreting the Distance Between MPNN Embeddings", Negishi, Gärtner and Welke,
+ICML 2025, arXiv:2505.24642.  A GIN's embedding distances are distilled into optimal transport on the WL labeling tree.
 Data: the seeded molecule-like graphs of ``icml25.data.molecules`` (binary task: a planted
 "nitro" motif, an N bonded to two O, decides the label).  Per seed: a 3-layer GIN (dim 64, sum
 pooling) is trained on 80% of the graphs (10% validation, 10% test); the WILT (D = 4, 'dummy') is
@@ -11,22 +13,21 @@ WWL computed by POT's ``ot.emd2`` in the same process.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 import ot
-import torch
 from scipy.spatial.distance import cdist
 from scipy.stats import pearsonr, spearmanr
 
 from icml25.data.molecules import make_molecule_like
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import median_seconds
 from icml25.transport.wilt import WLLabelingTree, distill, rmse_without_outliers
 from icml25.transport.wilt_mpnn import embed_graphs, predict_graphs, train_mpnn
@@ -34,8 +35,6 @@ from icml25.transport.wilt_mpnn import embed_graphs, predict_graphs, train_mpnn
 PAPER = Paper(
     id="wilt",
     title="WILTing Trees: Interpreting the Distance Between MPNN Embeddings",
-    seed="000_2b600ba1808e0b5e.txt",
-    abstract=14,
     module="icml25.transport.wilt",
     anchors=("masahiro-negishi/wilt", "GraKeL", "POT"),
     default_seeds=(0, 1, 2),
@@ -45,6 +44,13 @@ PAPER = Paper(
 
 DEPTH = 4
 L1_GRID = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+
+
+def _timed(build: Callable[[], Any]) -> tuple[Any, float]:
+    """``build()`` and its wall-clock seconds (one run, through ``harness.timing``)."""
+    made: list[Any] = []
+    seconds = median_seconds(lambda: made.append(build()), repeats=1)
+    return made[0], seconds
 
 
 def _contains_nitro(tree: nx.DiGraph) -> bool:
@@ -216,9 +222,9 @@ def _timing(
     cases = []
     for size, n_pot in zip(sizes, pot_pairs, strict=True):
         graphs, _, _ = make_molecule_like(n_graphs, n_vertices=(size, size), seed=seed + size)
-        start = time.perf_counter()
-        tree = WLLabelingTree(depth=DEPTH, normalization="size").fit(graphs).set_weights("wwl")
-        out["fit_seconds_per_graph"].append((time.perf_counter() - start) / n_graphs)
+        tree, seconds = _timed(lambda g=graphs: WLLabelingTree(depth=DEPTH, normalization="size").fit(g))
+        tree.set_weights("wwl")
+        out["fit_seconds_per_graph"].append(seconds / n_graphs)
         mu = tree.transform(graphs)
         colors = [tree.vertex_colors(g) for g in graphs]
         a, b = rng.integers(n_graphs, size=(2, max(1, round(wilt_pairs * sizes[0] / size))))
@@ -257,6 +263,164 @@ def _timing(
     out["speedup_vs_pot"] = float(np.median(t_pot[:, 0]) / t_same)
     out["speedup_pairs"] = int(pa.size)
     return out
+
+
+def reproduce(run: Run) -> Result:
+    # 1. Set-up: sizes per scale (quick: 300 graphs, a 30-epoch GIN, 10 distillation epochs, 3 seeds).
+    n_graphs = run.pick(smoke=60, quick=300, full=1000)
+    gnn_epochs = run.pick(smoke=3, quick=30, full=100)
+    distill_epochs = run.pick(smoke=2, quick=10, full=10)
+    grid = run.pick(smoke=(0.0, 0.1), quick=L1_GRID, full=L1_GRID)
+
+    # 2. Experiments (one thread: tiny tensors only pay for intra-op synchronisation).
+    with single_thread():
+        per_seed = []
+        for i, seed in enumerate(run.seeds):
+            run.progress(i / (len(run.seeds) + 1), f"seed {seed}: GIN, WILT, distillation")
+            per_seed.append(_one_seed(seed, n_graphs, gnn_epochs, distill_epochs, grid))
+        run.progress(len(run.seeds) / (len(run.seeds) + 1), "timing d_WILT vs ot.emd2")
+        timing = _timing(
+            sizes=run.pick(smoke=(16, 32), quick=(25, 50, 100, 200), full=(25, 50, 100, 200, 400)),
+            n_graphs=run.pick(smoke=10, quick=40, full=100),
+            wilt_pairs=run.pick(smoke=100, quick=2000, full=5000),
+            # the first size also gives the speed-up and exactness claims: 500 pairs of 25-vertex graphs
+            pot_pairs=run.pick(smoke=(20, 10), quick=(500, 40, 40, 40), full=(500, 200, 200, 200, 200)),
+            repeats=run.pick(smoke=2, quick=5, full=7),
+            seed=run.seeds[0],
+        )
+        figures = _figures(run, per_seed, grid, timing)
+    for s in per_seed:
+        del s["_plot"]
+    sweep = _sweep(per_seed, grid)
+
+    # 3. Claims, judged over the seeds.
+    claims = [
+        _claim_fit(per_seed),
+        _claim_sparsity(per_seed, sweep),
+        _claim_motif(per_seed),
+        _claim_functional(per_seed),
+        _claim_exact(timing),
+        _claim_linear_time(timing),
+        _claim_speed(timing),
+    ]
+    metrics = {
+        "per_seed": per_seed,
+        "timing": timing,
+        "l1_grid": list(grid),
+        "rmse_ratio_by_lambda": {str(k): v for k, v in sweep["rel"].items()},
+        "zero_fraction_by_lambda": {str(k): v for k, v in sweep["zero"].items()},
+    }
+    return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+# ---------------------------------------------------------------------------------------------- claims
+
+
+def _values(per_seed: list[dict], key: str) -> list[float]:
+    return [s[key] for s in per_seed]
+
+
+def _sweep_values(per_seed: list[dict], l1: float, key: str) -> list[float]:
+    return [s["sweep"][str(l1)][key] for s in per_seed]
+
+
+def _sweep(per_seed: list[dict], grid: tuple[float, ...]) -> dict[str, Any]:
+    """Mean over seeds, per L1 coefficient: RMSE relative to lambda = 0 and the fraction of zero weights."""
+    rmse0 = float(np.mean(_sweep_values(per_seed, 0.0, "rmse")))
+    rel = {l1: float(np.mean(_sweep_values(per_seed, l1, "rmse"))) / rmse0 for l1 in grid}
+    zero = {l1: float(np.mean(_sweep_values(per_seed, l1, "zero_fraction"))) for l1 in grid}
+    return {"rel": rel, "zero": zero}
+
+
+def _claim_fit(per_seed: list[dict]) -> Claim:
+    ratios = [s["sweep"]["0.0"]["rmse"] / min(s["rmse_wwl"], s["rmse_wloa"]) for s in per_seed]
+    pearson = _sweep_values(per_seed, 0.0, "pearson")
+    return Claim(
+        text="learned d_WILT fits d_MPNN much better than WWL/WLOA (held-out pairs)",
+        criterion="mean over seeds: RMSE_WILT <= 0.7 x min(RMSE_WWL, RMSE_WLOA) and Pearson r >= 0.8",
+        paper="d_WILT fits d_MPNN far better than WWL and WLOA",
+        measured={"rmse_wilt": summary(_sweep_values(per_seed, 0.0, "rmse")), "ratio": summary(ratios),
+                  "pearson": summary(pearson)},
+        baseline={"rmse_min_wwl_wloa": summary([min(s["rmse_wwl"], s["rmse_wloa"]) for s in per_seed]),
+                  "pearson_wwl": summary(_values(per_seed, "pearson_wwl")),
+                  "pearson_wloa": summary(_values(per_seed, "pearson_wloa"))},
+        holds=bool(np.mean(ratios) <= 0.7 and np.mean(pearson) >= 0.8),
+    )
+
+
+def _claim_sparsity(per_seed: list[dict], sweep: dict[str, Any]) -> Claim:
+    rel, zero = sweep["rel"], sweep["zero"]
+    sparse_ok = [l1 for l1 in rel if zero[l1] >= 0.5 and rel[l1] <= 1.25]
+    chosen = max(sparse_ok, key=lambda l1: zero[l1]) if sparse_ok else max(rel, key=lambda l1: zero[l1])
+    skew = summary(_sweep_values(per_seed, 0.0, "median_over_max"))
+    return Claim(
+        text="learned weights skewed to 0; L1 zeroes most of them at little loss",
+        criterion=">= 50% weights exactly 0 with RMSE +<= 25% for some lambda; median <= 0.2 max at lambda=0 "
+                  "(means over seeds)",
+        paper="most learned weights are near 0; L1 makes them exactly 0",
+        measured={"lambda": chosen, "zero_fraction": zero[chosen], "rmse_ratio": rel[chosen],
+                  "median_over_max": skew},
+        baseline={"zero_fraction_lambda0": zero[0.0]},
+        holds=bool(sparse_ok) and skew["mean"] <= 0.2,
+    )
+
+
+def _claim_motif(per_seed: list[dict]) -> Claim:
+    ok = [bool(s["motif_in_top5"]) and s["motif_frequency_rank"] is not None
+          and s["motif_weight_rank"] < s["motif_frequency_rank"] for s in per_seed]
+    return Claim(
+        text="the heaviest colours contain the planted motif (N bonded to two O)",
+        criterion="motif colour in top 5 by weight, and ranked higher by weight than by frequency, every seed",
+        paper="high-weight WILT colours are the functionally important subgraphs",
+        measured={"seeds_ok": int(sum(ok)), "weight_ranks": _values(per_seed, "motif_weight_rank")},
+        baseline={"frequency_ranks": _values(per_seed, "motif_frequency_rank")},
+        holds=all(ok),
+    )
+
+
+def _claim_functional(per_seed: list[dict]) -> Claim:
+    trained, untrained = _values(per_seed, "spearman_trained"), _values(per_seed, "spearman_untrained")
+    return Claim(
+        text="training aligns d_MPNN with the functional distance",
+        criterion="mean over seeds: Spearman(d_MPNN, 1[y_G != y_H]) trained - untrained >= 0.1",
+        paper="trained MPNN distances align with the functional distance, untrained ones less",
+        measured=summary(trained), baseline=summary(untrained),
+        holds=float(np.mean(trained)) - float(np.mean(untrained)) >= 0.1,
+    )
+
+
+def _claim_exact(timing: dict) -> Claim:
+    return Claim(
+        text="fixed weights give WWL and WLOA exactly",
+        criterion="|d_WILT - WWL via ot.emd2| and |d_WILT - WLOA kernel distance| <= 1e-6",
+        paper="exact equality (Thm. 4.3, Thm. 4.4)",
+        measured={"wwl": timing["wwl_max_abs_error"], "wloa": timing["wloa_max_abs_error"]},
+        baseline=None,
+        holds=timing["wwl_max_abs_error"] <= 1e-6 and timing["wloa_max_abs_error"] <= 1e-6,
+        kind="check",
+    )
+
+
+def _claim_linear_time(timing: dict) -> Claim:
+    return Claim(
+        text="d_WILT is linear-time: per-pair time grows at most linearly with graph size",
+        criterion="log-log slope of per-pair time vs vertices <= 1.2 (baseline: slope of WWL via ot.emd2)",
+        paper="d_WILT is computable in linear time",
+        measured=timing["wilt_time_slope"], baseline=timing["pot_time_slope"],
+        holds=timing["wilt_time_slope"] <= 1.2,
+    )
+
+
+def _claim_speed(timing: dict) -> Claim:
+    return Claim(
+        text="d_WILT (batched) is much faster than WWL via ot.emd2 at ~25 vertices",
+        criterion=">= 50x faster, identical values", paper=None,
+        measured=timing["speedup_vs_pot"], baseline=1.0,
+        holds=timing["speedup_vs_pot"] >= 50 and timing["wwl_max_abs_error"] <= 1e-6,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- figures
 
 
 def _figures(run: Run, per_seed: list[dict], grid: tuple[float, ...], timing: dict) -> list[str]:
@@ -341,132 +505,3 @@ def _figures(run: Run, per_seed: list[dict], grid: tuple[float, ...], timing: di
         ax2.set_title("its occurrence in a positive graph")
         names.append(run.savefig(fig, "motif"))
     return names
-
-
-def reproduce(run: Run) -> Result:
-    n_graphs = run.pick(smoke=60, quick=300, full=1000)
-    gnn_epochs = run.pick(smoke=3, quick=30, full=100)
-    distill_epochs = run.pick(smoke=2, quick=10, full=10)
-    grid = run.pick(smoke=(0.0, 0.1), quick=L1_GRID, full=L1_GRID)
-    threads = torch.get_num_threads()
-    # Tiny tensors: intra-op threads only add synchronisation (and stall badly on a shared 2-core box).
-    torch.set_num_threads(1)
-    try:
-        per_seed = []
-        for i, seed in enumerate(run.seeds):
-            run.progress(i / (len(run.seeds) + 1), f"seed {seed}: GIN, WILT, distillation")
-            per_seed.append(_one_seed(seed, n_graphs, gnn_epochs, distill_epochs, grid))
-        run.progress(len(run.seeds) / (len(run.seeds) + 1), "timing d_WILT vs ot.emd2")
-        timing = _timing(
-            sizes=run.pick(smoke=(16, 32), quick=(25, 50, 100, 200), full=(25, 50, 100, 200, 400)),
-            n_graphs=run.pick(smoke=10, quick=40, full=100),
-            wilt_pairs=run.pick(smoke=100, quick=2000, full=5000),
-            # the first size also gives the speed-up and exactness claims: 500 pairs of 25-vertex graphs
-            pot_pairs=run.pick(smoke=(20, 10), quick=(500, 40, 40, 40), full=(500, 200, 200, 200, 200)),
-            repeats=run.pick(smoke=2, quick=5, full=7),
-            seed=run.seeds[0],
-        )
-        figures = _figures(run, per_seed, grid, timing)
-    finally:
-        torch.set_num_threads(threads)
-    for s in per_seed:
-        del s["_plot"]
-
-    def mean(key: str) -> float:
-        return float(np.mean([s[key] for s in per_seed]))
-
-    def sweep_mean(l1: float, key: str) -> float:
-        return float(np.mean([s["sweep"][str(l1)][key] for s in per_seed]))
-
-    # Claim 1: fit on held-out pairs, learned WILT vs the best of WWL / WLOA.
-    rmse_wilt = sweep_mean(0.0, "rmse")
-    rmse_base = float(np.mean([min(s["rmse_wwl"], s["rmse_wloa"]) for s in per_seed]))
-    ratios = [s["sweep"]["0.0"]["rmse"] / min(s["rmse_wwl"], s["rmse_wloa"]) for s in per_seed]
-    pearson = sweep_mean(0.0, "pearson")
-    # Claim 2: some lambda zeroes >= 50% of the learned weights with RMSE within +25% of lambda = 0.
-    rel = {l1: sweep_mean(l1, "rmse") / rmse_wilt for l1 in grid}
-    zero = {l1: sweep_mean(l1, "zero_fraction") for l1 in grid}
-    sparse_ok = [l1 for l1 in grid if zero[l1] >= 0.5 and rel[l1] <= 1.25]
-    chosen = max(sparse_ok, key=lambda l1: zero[l1]) if sparse_ok else max(grid, key=lambda l1: zero[l1])
-    skew = sweep_mean(0.0, "median_over_max")
-    # Claim 3: the planted motif among the 5 heaviest colours, ranked higher by weight than by frequency.
-    motif_ok = [
-        bool(s["motif_in_top5"])
-        and s["motif_frequency_rank"] is not None
-        and s["motif_weight_rank"] < s["motif_frequency_rank"]
-        for s in per_seed
-    ]
-    # Claim 4: training aligns d_MPNN with the functional distance 1[y_G != y_H].
-    gain = mean("spearman_trained") - mean("spearman_untrained")
-
-    claims = [
-        Claim(
-            text="learned d_WILT fits d_MPNN much better than WWL/WLOA (held-out pairs)",
-            paper="RMSE_WILT <= 0.7 x min(RMSE_WWL, RMSE_WLOA) and Pearson r >= 0.8",
-            measured={"rmse_wilt": rmse_wilt, "ratio": float(np.mean(ratios)), "pearson": pearson},
-            baseline={
-                "rmse_min_wwl_wloa": rmse_base,
-                "pearson_wwl": mean("pearson_wwl"),
-                "pearson_wloa": mean("pearson_wloa"),
-            },
-            holds=bool(np.mean(ratios) <= 0.7 and pearson >= 0.8),
-        ),
-        Claim(
-            text="learned weights skewed to 0; L1 zeroes most of them at little loss",
-            paper=">= 50% weights exactly 0 with RMSE +<= 25% for some lambda; median <= 0.2 max at lambda=0",
-            measured={
-                "lambda": chosen,
-                "zero_fraction": zero[chosen],
-                "rmse_ratio": rel[chosen],
-                "median_over_max": skew,
-            },
-            baseline={"zero_fraction_lambda0": zero[0.0]},
-            holds=bool(sparse_ok) and skew <= 0.2,
-        ),
-        Claim(
-            text="the heaviest colours contain the planted motif (N bonded to two O)",
-            paper="motif colour in top 5 by weight, and ranked higher by weight than by frequency",
-            measured={
-                "seeds_ok": int(sum(motif_ok)),
-                "weight_ranks": [s["motif_weight_rank"] for s in per_seed],
-            },
-            baseline={"frequency_ranks": [s["motif_frequency_rank"] for s in per_seed]},
-            holds=all(motif_ok),
-        ),
-        Claim(
-            text="training aligns d_MPNN with the functional distance",
-            paper="Spearman(d_MPNN, 1[y_G != y_H]) trained - untrained >= 0.1",
-            measured=mean("spearman_trained"),
-            baseline=mean("spearman_untrained"),
-            holds=gain >= 0.1,
-        ),
-        Claim(
-            text="fixed weights give WWL and WLOA exactly",
-            paper="|d_WILT - WWL via ot.emd2| and |d_WILT - WLOA kernel distance| <= 1e-6",
-            measured={"wwl": timing["wwl_max_abs_error"], "wloa": timing["wloa_max_abs_error"]},
-            baseline=None,
-            holds=timing["wwl_max_abs_error"] <= 1e-6 and timing["wloa_max_abs_error"] <= 1e-6,
-        ),
-        Claim(
-            text="d_WILT is linear-time: per-pair time grows at most linearly with graph size",
-            paper="log-log slope of per-pair time vs vertices <= 1.2 (baseline: slope of WWL via ot.emd2)",
-            measured=timing["wilt_time_slope"],
-            baseline=timing["pot_time_slope"],
-            holds=timing["wilt_time_slope"] <= 1.2,
-        ),
-        Claim(
-            text="d_WILT (batched) is much faster than WWL via ot.emd2 at ~25 vertices",
-            paper=">= 50x faster, identical values",
-            measured=timing["speedup_vs_pot"],
-            baseline=1.0,
-            holds=timing["speedup_vs_pot"] >= 50 and timing["wwl_max_abs_error"] <= 1e-6,
-        ),
-    ]
-    metrics = {
-        "per_seed": per_seed,
-        "timing": timing,
-        "l1_grid": list(grid),
-        "rmse_ratio_by_lambda": {str(k): v for k, v in rel.items()},
-        "zero_fraction_by_lambda": {str(k): v for k, v in zero.items()},
-    }
-    return Result(metrics=metrics, claims=claims, figures=figures)

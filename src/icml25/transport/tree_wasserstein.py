@@ -14,20 +14,21 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from icml25.utils.validation import check_array
+
 
 def _check_tree(parent: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    parent = np.asarray(parent)
-    weights = np.asarray(weights, dtype=float)
-    if parent.ndim != 1 or parent.size == 0 or not np.issubdtype(parent.dtype, np.integer):
-        raise ValueError("parent must be a non-empty 1-D integer array (parent[root] = -1)")
-    if weights.shape != parent.shape:
-        raise ValueError(f"weights must have the shape of parent {parent.shape}, got {weights.shape}")
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("edge weights must be finite and non-negative")
+    parent = check_array(parent, "parent", ndim=1, dtype=None, min_len=1)
+    if not np.issubdtype(parent.dtype, np.integer):
+        raise TypeError(f"parent must be an integer array (parent[root] = -1), got dtype {parent.dtype}")
+    weights = check_array(weights, "weights", dtype=float, shape=parent.shape)
+    if np.any(weights < 0):
+        raise ValueError(f"weights must be non-negative, got min {weights.min():g}")
     n = parent.size
     roots = np.flatnonzero(parent < 0)
     if roots.size != 1 or np.any(parent >= n):
-        raise ValueError("parent must describe one rooted tree: exactly one entry -1, others in [0, n)")
+        raise ValueError(f"parent must describe one rooted tree (exactly one entry -1, others in [0, {n})), "
+                         f"got {np.array2string(parent, threshold=12)}")
     depth = np.full(n, -1)
     depth[roots[0]] = 0
     order = [int(roots[0])]
@@ -40,7 +41,7 @@ def _check_tree(parent: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np
             depth[c] = depth[v] + 1
             order.append(c)
     if len(order) != n:
-        raise ValueError("parent contains a cycle or a node unreachable from the root")
+        raise ValueError("parent must describe one rooted tree, got a cycle or a node unreachable from the root")
     return parent, weights, np.asarray(order[::-1])
 
 
@@ -50,7 +51,7 @@ def subtree_masses(parent: np.ndarray, masses: np.ndarray) -> np.ndarray:
     ``masses`` has shape ``(n_nodes,)`` or ``(n_nodes, n_measures)``.
     """
     parent, _, bottom_up = _check_tree(parent, np.zeros(np.shape(parent)))
-    out = np.array(masses, dtype=float, copy=True)
+    out = check_array(masses, "masses", ndim=(1, 2), dtype=float, copy=True)
     if out.shape[0] != parent.size:
         raise ValueError(f"masses must have {parent.size} rows (one per node), got {out.shape[0]}")
     for v in bottom_up:
@@ -60,11 +61,11 @@ def subtree_masses(parent: np.ndarray, masses: np.ndarray) -> np.ndarray:
 
 
 def _check_measure(name: str, x: np.ndarray, n: int) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.shape[0] != n or x.ndim not in (1, 2):
-        raise ValueError(f"{name} must have shape ({n},) or ({n}, k), got {x.shape}")
-    if not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise ValueError(f"{name} must be finite and non-negative")
+    x = check_array(x, name, ndim=(1, 2), dtype=float)
+    if x.shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},) or ({n}, k), got shape {x.shape}")
+    if np.any(x < 0):
+        raise ValueError(f"{name} must be non-negative, got min {x.min():g}")
     return x
 
 

@@ -16,22 +16,15 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import squareform
 
 from icml25.transport.ultratwd import UltrametricTree, WeightedTree, check_cost_matrix
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_scalar
 
 
 def _check_points(points: np.ndarray) -> np.ndarray:
-    points = np.asarray(points, dtype=float)
-    if points.ndim != 2 or points.shape[0] == 0 or points.shape[1] == 0:
-        raise ValueError(f"points must be a non-empty 2-D array (n_points, dim), got shape {points.shape}")
-    if not np.all(np.isfinite(points)):
-        raise ValueError("points must be finite")
+    points = check_array(points, "points", ndim=2, dtype=float, min_len=1)
+    if points.shape[1] == 0:
+        raise ValueError(f"points must have at least 1 coordinate, got shape {points.shape}")
     return points
-
-
-def _check_int(name: str, value: int, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
 
 
 class _Builder:
@@ -60,7 +53,7 @@ def quadtree(
     max_depth: int = 6,
     *,
     n_dims: int = 8,
-    random_state: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> WeightedTree:
     """Randomly shifted quadtree: the bounding cube (side ``L``) is split into ``2^d`` cells per level.
 
@@ -71,9 +64,9 @@ def quadtree(
     one more edge of that cell's weight, so points separated at depth ``l`` are ``~4 L / 2^l`` apart.
     """
     points = _check_points(points)
-    max_depth = _check_int("max_depth", max_depth, 1)
-    n_dims = _check_int("n_dims", n_dims, 1)
-    rng = as_generator(random_state)
+    max_depth = check_scalar(max_depth, "max_depth", "int", min=1)
+    n_dims = check_scalar(n_dims, "n_dims", "int", min=1)
+    rng = as_generator(seed)
     if points.shape[1] > n_dims:
         points = points @ rng.normal(size=(points.shape[1], n_dims)) / np.sqrt(n_dims)
     side = max(float(np.ptp(points, axis=0).max()), 1e-12) * 2  # random shift keeps points inside
@@ -102,7 +95,7 @@ def cluster_tree(
     k: int = 4,
     max_depth: int = 5,
     *,
-    random_state: int | np.random.Generator | None = None,
+    seed: Seed = None,
 ) -> WeightedTree:
     """Recursive k-means tree: each cluster is split by k-means (SciPy ``kmeans2``, k-means++
     start) until ``max_depth`` or fewer than ``k`` distinct points; edge weight = distance between a
@@ -110,9 +103,9 @@ def cluster_tree(
     distance to that centroid.
     """
     points = _check_points(points)
-    k = _check_int("k", k, 2)
-    max_depth = _check_int("max_depth", max_depth, 1)
-    rng = as_generator(random_state)
+    k = check_scalar(k, "k", "int", min=2)
+    max_depth = check_scalar(max_depth, "max_depth", "int", min=1)
+    rng = as_generator(seed)
     n = points.shape[0]
     builder = _Builder(n)
 

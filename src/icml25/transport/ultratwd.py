@@ -35,6 +35,7 @@ from scipy.cluster.hierarchy import cophenet, is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from icml25.transport.tree_wasserstein import subtree_masses, tree_wasserstein, tree_wasserstein_pairwise
+from icml25.utils.validation import check_array, check_choice, check_instance, check_is_fitted, check_scalar
 
 Method = Literal["mst", "ip", "gd"]
 Optimizer = Literal["adam", "sgd"]
@@ -42,28 +43,27 @@ Init = Literal["mst", "data"]
 IP_WARN_N = 1000
 
 
-def check_cost_matrix(D: np.ndarray, *, tol: float = 1e-8) -> np.ndarray:
+def check_cost_matrix(D: np.ndarray, name: str = "D", *, tol: float = 1e-8) -> np.ndarray:
     """Validate a ground-cost matrix: square, finite, symmetric (to ``tol``), >= 0, zero diagonal.
 
     Returns it as a float64 array, symmetrised exactly.
     """
-    D = np.asarray(D, dtype=float)
-    if D.ndim != 2 or D.shape[0] != D.shape[1] or D.shape[0] == 0:
-        raise ValueError(f"the cost matrix must be a non-empty square 2-D array, got shape {D.shape}")
-    if not np.all(np.isfinite(D)):
-        raise ValueError("the cost matrix must be finite (no NaN or inf)")
+    D = check_array(D, name, ndim=2, dtype=float)
+    if D.shape[0] != D.shape[1] or D.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {D.shape}")
     if np.any(D < 0):
-        raise ValueError("the cost matrix must be non-negative")
+        raise ValueError(f"{name} must be non-negative, got min {D.min():g}")
     if np.any(np.diag(D) != 0):
-        raise ValueError("the cost matrix must have a zero diagonal")
-    if np.max(np.abs(D - D.T)) > tol * max(1.0, float(D.max())):
-        raise ValueError(f"the cost matrix must be symmetric (to {tol:g})")
+        raise ValueError(f"{name} must have a zero diagonal, got max |diag| {np.abs(np.diag(D)).max():g}")
+    asymmetry = float(np.max(np.abs(D - D.T)))
+    if asymmetry > tol * max(1.0, float(D.max())):
+        raise ValueError(f"{name} must be symmetric (to {tol:g}), got max |{name} - {name}.T| = {asymmetry:g}")
     return (D + D.T) / 2
 
 
 def is_ultrametric(U: np.ndarray, atol: float = 1e-9) -> bool:
     """Whether ``U`` is an ultrametric: a valid cost matrix with ``U_ij <= max(U_ik, U_kj)``."""
-    U = check_cost_matrix(U)
+    U = check_cost_matrix(U, "U")
     for k in range(U.shape[0]):
         bound = np.maximum(U[:, k, None], U[None, k, :]) + atol  # max(U_ik, U_kj) for all i, j
         if np.any(bound < U):
@@ -91,19 +91,15 @@ class WeightedTree:
     """
 
     def __init__(self, parent: np.ndarray, edge_weight: np.ndarray, n_leaves: int) -> None:
-        parent = np.asarray(parent)
-        if parent.ndim != 1 or not np.issubdtype(parent.dtype, np.integer):
-            raise ValueError("parent must be a 1-D integer array with parent[root] = -1")
-        if isinstance(n_leaves, bool) or not isinstance(n_leaves, (int, np.integer)):
-            raise TypeError(f"n_leaves must be an int, got {type(n_leaves).__name__}")
-        if not 1 <= n_leaves <= parent.size:
-            raise ValueError(f"n_leaves must be in [1, {parent.size}], got {n_leaves}")
-        weight = np.array(edge_weight, dtype=float)
-        if weight.shape != parent.shape:
-            raise ValueError(f"edge_weight must have the shape of parent {parent.shape}, got {weight.shape}")
-        weight[parent < 0] = 0.0
-        if not np.all(np.isfinite(weight)) or np.any(weight < 0):
-            raise ValueError("edge weights must be finite and non-negative")
+        parent = check_array(parent, "parent", ndim=1, dtype=None)
+        if not np.issubdtype(parent.dtype, np.integer):
+            raise TypeError(f"parent must be an integer array with parent[root] = -1, got dtype {parent.dtype}")
+        n_leaves = check_scalar(n_leaves, "n_leaves", "int", min=1, max=parent.size)
+        weight = check_array(edge_weight, "edge_weight", dtype=float, finite=False, shape=parent.shape, copy=True)
+        weight[parent < 0] = 0.0  # the root's entry is ignored
+        weight = check_array(weight, "edge_weight")
+        if np.any(weight < 0):
+            raise ValueError(f"edge_weight must be non-negative, got min {weight.min():g}")
         subtree_masses(parent, np.zeros(parent.size))  # validates the structure: one root, no cycle
         self.parent = parent.astype(np.intp)
         self.edge_weight = weight
@@ -173,16 +169,17 @@ class UltrametricTree(WeightedTree):
     def __init__(self, parent: np.ndarray, height: np.ndarray, n_leaves: int) -> None:
         super().__init__(parent, np.zeros(np.shape(parent)), n_leaves)  # validates parent, n_leaves
         parent = self.parent
-        height = np.asarray(height, dtype=float)
-        if height.shape != parent.shape or not np.all(np.isfinite(height)):
-            raise ValueError(f"height must be finite, shaped like parent {parent.shape}; got {height.shape}")
+        height = check_array(height, "height", dtype=float, shape=parent.shape)
         if np.any(height[:n_leaves] != 0):
-            raise ValueError("leaves (the first n_leaves nodes) must have height 0")
+            raise ValueError("height must be 0 on the leaves (the first n_leaves nodes), "
+                             f"got max {np.abs(height[:n_leaves]).max():g}")
         if np.any((parent >= 0) & (parent < n_leaves)):
-            raise ValueError("leaves (the first n_leaves nodes) cannot have children")
+            raise ValueError("parent must not give children to the leaves (the first n_leaves nodes), "
+                             "got a leaf that cannot have children")
         weight = np.where(parent >= 0, height[np.maximum(parent, 0)] - height, 0.0)
         if np.any(weight < 0):
-            raise ValueError("a node cannot be higher than its parent in an ultrametric tree")
+            raise ValueError("height must not decrease towards the root (a node cannot be higher than its parent "
+                             "in an ultrametric tree)")
         self.edge_weight = weight
         self.height = height
 
@@ -193,9 +190,9 @@ class UltrametricTree(WeightedTree):
         Merges at equal height are fused into one multi-way node.  Inversions (a merge lower
         than one of its parts, e.g. centroid linkage) are rejected.
         """
-        Z = np.asarray(Z, dtype=float)
+        Z = check_array(Z, "Z", dtype=float)
         if Z.ndim != 2 or Z.shape[1] != 4:
-            raise ValueError(f"a linkage matrix has shape (n - 1, 4), got {Z.shape}")
+            raise ValueError(f"Z must be a linkage matrix of shape (n - 1, 4), got shape {Z.shape}")
         if Z.shape[0] == 0:
             return cls(np.array([-1]), np.zeros(1), 1)
         n = Z.shape[0] + 1
@@ -203,14 +200,15 @@ class UltrametricTree(WeightedTree):
         formed_before = ids < (n + np.arange(n - 1))[:, None]
         if (not is_valid_linkage(Z) or np.any(Z[:, 2] < 0) or not np.all(formed_before)
                 or np.unique(ids).size != ids.size):
-            raise ValueError("Z is not a valid SciPy linkage matrix (see scipy.cluster.hierarchy.linkage)")
+            raise ValueError("Z must be a valid SciPy linkage matrix (see scipy.cluster.hierarchy.linkage), "
+                             "got one that is not")
         parent = np.full(2 * n - 1, -1)
         height = np.zeros(2 * n - 1)
         for r, (c1, c2, dist, _) in enumerate(Z):
             parent[[int(c1), int(c2)]] = n + r
             height[n + r] = dist / 2
         if np.any(height[parent[:-1]] < height[:-1]):
-            raise ValueError("the linkage has inversions (non-monotone merge distances)")
+            raise ValueError("Z must have monotone merge distances, got inversions")
         for v in range(2 * n - 2, n - 1, -1):  # top-down, so a fused node's parent is final
             if parent[v] >= 0 and height[parent[v]] == height[v]:
                 parent[parent == v] = parent[v]
@@ -224,9 +222,9 @@ class UltrametricTree(WeightedTree):
     @classmethod
     def from_ultrametric(cls, U: np.ndarray, atol: float = 1e-9) -> UltrametricTree:
         """The dendrogram of an ultrametric matrix ``U`` (single linkage on ``U``, ties fused)."""
-        U = check_cost_matrix(U)
+        U = check_cost_matrix(U, "U")
         if not is_ultrametric(U, atol=atol):
-            raise ValueError("U is not an ultrametric (U_ij <= max(U_ik, U_kj) fails)")
+            raise ValueError("U must be an ultrametric (U_ij <= max(U_ik, U_kj)), got one that is not an ultrametric")
         if U.shape[0] == 1:
             return cls.from_linkage(np.zeros((0, 4)))
         return cls.from_linkage(linkage(squareform(U, checks=False), method="single"))
@@ -416,9 +414,10 @@ def fit_ultrametric(
         triplet projections, then the subdominant ultrametric of the result.
       * ``"gd"`` -- UltraTWD-GD (Algorithm 3): ``n_iter`` steps (default 8) of gradient descent on
         ``||MST(X) - D||_F^2`` (mean over pairs, ``D`` scaled to max 1) through the MST projection,
-        starting at the UltraTWD-MST solution (``init="mst"``, our reading, the default) or at
-        ``X = D`` (``init="data"``); the iterate of lowest loss is kept.  ``optimizer="adam"``
-        (our reading, the default) or ``"sgd"`` (plain gradient steps), learning rate ``lr``.
+        starting at the UltraTWD-MST solution (``init="mst"``, the default; a reconstruction, see
+        the docs page) or at ``X = D`` (``init="data"``); the iterate of lowest loss is kept.
+        ``optimizer="adam"`` (the default; a reconstruction) or ``"sgd"`` (plain gradient steps),
+        learning rate ``lr``.
     """
     return _fit(D, method, n_iter=n_iter, lr=lr, optimizer=optimizer, init=init)[0]
 
@@ -428,27 +427,21 @@ def _fit(
 ) -> tuple[UltrametricTree, list[float]]:
     """:func:`fit_ultrametric`, also returning the GD loss history (empty for other methods)."""
     D = check_cost_matrix(D)
-    if method not in ("mst", "ip", "gd"):
-        raise ValueError(f"method must be 'mst', 'ip' or 'gd', got {method!r}")
-    if n_iter is not None and (isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer))):
-        raise TypeError(f"n_iter must be an int or None, got {type(n_iter).__name__}")
-    if n_iter is not None and n_iter < 0:
-        raise ValueError(f"n_iter must be >= 0, got {n_iter}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not lr > 0 or lr == np.inf:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if optimizer not in ("adam", "sgd"):
-        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
-    if init not in ("mst", "data"):
-        raise ValueError(f"init must be 'mst' or 'data', got {init!r}")
+    check_choice(method, "method", ("mst", "ip", "gd"))
+    if n_iter is not None:
+        n_iter = check_scalar(n_iter, "n_iter", "int", min=0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    check_choice(optimizer, "optimizer", ("adam", "sgd"))
+    check_choice(init, "init", ("mst", "data"))
     history: list[float] = []
     if D.shape[0] < 2 or D.max() == 0:
         U = np.zeros_like(D)
     elif method == "mst":
         U = _fit_mst(D)
     elif method == "ip":
-        U = _fit_ip(D, 1 if n_iter is None else int(n_iter))
+        U = _fit_ip(D, 1 if n_iter is None else n_iter)
     else:
-        U, history = _fit_gd(D, 8 if n_iter is None else int(n_iter), float(lr), optimizer, init)
+        U, history = _fit_gd(D, 8 if n_iter is None else n_iter, lr, optimizer, init)
     return UltrametricTree.from_ultrametric(U), history
 
 
@@ -457,14 +450,15 @@ def _fit(
 
 
 def _check_histograms(name: str, x: np.ndarray, n: int, normalize: bool) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.ndim not in (1, 2) or x.shape[-1] != n:
-        raise ValueError(f"{name} must have shape ({n},) or (m, {n}) (one histogram per row), got {x.shape}")
-    if not np.all(np.isfinite(x)) or np.any(x < 0):
-        raise ValueError(f"{name} must be finite and non-negative")
+    x = check_array(x, name, ndim=(1, 2), dtype=float)
+    if x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape ({n},) or (m, {n}) (one histogram per row), got shape {x.shape}")
+    if np.any(x < 0):
+        raise ValueError(f"{name} must be non-negative, got min {x.min():g}")
     mass = x.sum(axis=-1, keepdims=True)
     if np.any(mass <= 0):
-        raise ValueError(f"{name} must have positive total mass (an all-zero histogram has no distance)")
+        raise ValueError(f"{name} must have positive total mass (an all-zero histogram has no distance), "
+                         f"got min mass {mass.min():g}")
     return x / mass if normalize else x
 
 
@@ -472,12 +466,12 @@ def _check_masses(a: np.ndarray, b: np.ndarray) -> None:
     ma, mb = a.sum(axis=-1), b.sum(axis=-1)
     ref = ma.flat[0]
     if not (np.allclose(ma, ref, rtol=1e-9, atol=1e-12) and np.allclose(mb, ref, rtol=1e-9, atol=1e-12)):
-        raise ValueError("all histograms must have the same total mass; pass normalize=True to rescale to 1")
+        raise ValueError("the histograms must have the same total mass (pass normalize=True to rescale to 1), "
+                         f"got masses from {min(ma.min(), mb.min()):g} to {max(ma.max(), mb.max()):g}")
 
 
 def _check_tree_arg(tree: WeightedTree) -> None:
-    if not isinstance(tree, WeightedTree):
-        raise TypeError(f"tree must be a WeightedTree (e.g. from fit_ultrametric), got {type(tree).__name__}")
+    check_instance(tree, "tree", WeightedTree, "a WeightedTree (e.g. from fit_ultrametric)")
 
 
 def ultratwd(
@@ -557,8 +551,7 @@ class UltraTWD:
         return self
 
     def _fitted(self) -> UltrametricTree:
-        if not hasattr(self, "tree_"):
-            raise RuntimeError("this UltraTWD is not fitted yet; call fit(D) first")
+        check_is_fitted(self, "tree_")
         return self.tree_
 
     def distance(self, a: np.ndarray, b: np.ndarray, *, normalize: bool = False) -> float | np.ndarray:
@@ -577,7 +570,7 @@ def tree_fit_error(tree: WeightedTree, D: np.ndarray) -> dict[str, float]:
     _check_tree_arg(tree)
     D = check_cost_matrix(D)
     if D.shape[0] != tree.n_leaves:
-        raise ValueError(f"D has {D.shape[0]} points but the tree has {tree.n_leaves} leaves")
+        raise ValueError(f"D must have one row per leaf of the tree ({tree.n_leaves} leaves), got {D.shape[0]} rows")
     diff = tree.leaf_distances() - D
     norm = float(np.linalg.norm(D))
     return {"max": float(np.abs(diff).max()), "rel_fro": float(np.linalg.norm(diff) / norm) if norm else 0.0}

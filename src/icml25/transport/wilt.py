@@ -34,6 +34,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from icml25.transport.tree_wasserstein import tree_wasserstein_pairwise
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+)
 
 _NO_LABEL = None  # the constant label given to vertices without a 'label' attribute (strict=False)
 
@@ -113,18 +122,15 @@ class WLLabelingTree:
 
     # ------------------------------------------------------------------ building the tree
     def _check_params(self) -> None:
-        if isinstance(self.depth, bool) or not isinstance(self.depth, (int, np.integer)) or self.depth < 1:
-            raise ValueError(f"depth must be an integer >= 1, got {self.depth!r}")
-        if self.normalization not in ("size", "dummy"):
-            raise ValueError(f"normalization must be 'size' or 'dummy', got {self.normalization!r}")
-        if self.use_edge_labels not in (None, True, False):
-            raise ValueError(f"use_edge_labels must be None, True or False, got {self.use_edge_labels!r}")
-        if self.handle_unseen not in ("error", "ignore"):
-            raise ValueError(f"handle_unseen must be 'error' or 'ignore', got {self.handle_unseen!r}")
+        check_scalar(self.depth, "depth", "int", min=1)
+        check_choice(self.normalization, "normalization", ("size", "dummy"))
+        if self.use_edge_labels is not None:
+            check_bool(self.use_edge_labels, "use_edge_labels")
+        check_choice(self.handle_unseen, "handle_unseen", ("error", "ignore"))
+        check_bool(self.strict, "strict")
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "parent_"):
-            raise ValueError("this WLLabelingTree is not fitted yet; call fit(graphs) first")
+        check_is_fitted(self, "parent_")
 
     @staticmethod
     def _as_list(graphs: Any) -> list[nx.Graph]:
@@ -271,25 +277,22 @@ class WLLabelingTree:
         """
         self._check_fitted()
         if isinstance(weights, str):
+            check_choice(weights, "weights", ("ones", "wwl", "wloa"))
             if weights == "ones":
                 w = np.ones(self.n_nodes_)
             elif weights == "wwl":
                 if self.normalization != "size":
                     raise ValueError("'wwl' weights reproduce WWL only with normalization='size'")
                 w = np.full(self.n_nodes_, 1.0 / (2 * self.depth))
-            elif weights == "wloa":
+            else:
                 if self.normalization != "dummy":
                     raise ValueError("'wloa' weights reproduce WLOA only with normalization='dummy'")
                 w = np.full(self.n_nodes_, 0.5)
                 w[0] = self.depth / 2
-            else:
-                raise ValueError(f"weights must be 'ones', 'wwl', 'wloa' or an array, got {weights!r}")
         else:
-            w = np.array(weights, dtype=float)
-            if w.shape != (self.n_nodes_,):
-                raise ValueError(f"weights must have shape ({self.n_nodes_},), got {w.shape}")
-            if not np.all(np.isfinite(w)) or np.any(w < 0):
-                raise ValueError("weights must be finite and non-negative")
+            w = check_array(weights, "weights", dtype=float, shape=(self.n_nodes_,), copy=True)
+            if np.any(w < 0):
+                raise ValueError(f"weights must be non-negative, got min {w.min():g}")
         self.weights_ = w
         return self
 
@@ -297,11 +300,10 @@ class WLLabelingTree:
         if sp.issparse(X) or isinstance(X, np.ndarray):
             M = sp.csr_matrix(X, dtype=float)
             if M.shape[1] != self.n_nodes_:
-                raise ValueError(
-                    f"{name} must have {self.n_nodes_} columns (one per WILT node), got {M.shape}"
-                )
-            if not np.all(np.isfinite(M.data)) or np.any(M.data < 0):
-                raise ValueError(f"{name} must be finite and non-negative")
+                raise ValueError(f"{name} must have {self.n_nodes_} columns (one per WILT node), got shape {M.shape}")
+            check_array(M.data, name)
+            if np.any(M.data < 0):
+                raise ValueError(f"{name} must be non-negative, got min {M.data.min():g}")
             return M
         return self.transform(X)
 
@@ -337,11 +339,7 @@ class WLLabelingTree:
     # ------------------------------------------------------------------ interpretation
     def _check_node(self, node: int) -> int:
         self._check_fitted()
-        if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not 1 <= node < self.n_nodes_:
-            raise ValueError(
-                f"node must be a WILT node id in 1..{self.n_nodes_ - 1} (0 is the root), got {node!r}"
-            )
-        return int(node)
+        return check_scalar(node, "node (a WILT node id; 0 is the root)", "int", min=1, max=self.n_nodes_ - 1)
 
     def initial_label(self, node: int) -> Hashable:
         """The vertex label of a colour (the label of its layer-1 ancestor)."""
@@ -390,8 +388,8 @@ class WLLabelingTree:
         """The ``k`` non-root WILT nodes of largest weight among those present in at least
         ``min_frequency`` of the graphs of ``mu`` (the paper's interpretation step)."""
         M = self._as_measures(mu, "mu")
-        if not 0.0 <= min_frequency <= 1.0:
-            raise ValueError(f"min_frequency must lie in [0, 1], got {min_frequency!r}")
+        k = check_scalar(k, "k", "int", min=0)
+        min_frequency = check_scalar(min_frequency, "min_frequency", "real", min=0.0, max=1.0)
         present = np.asarray((M > 0).sum(axis=0)).ravel() / M.shape[0]
         candidates = np.flatnonzero(present >= min_frequency)
         candidates = candidates[candidates != 0]
@@ -410,7 +408,7 @@ def distill(
     epochs: int = 10,
     pairs: np.ndarray | None = None,
     fill_unseen: float | None = 0.0,
-    seed: int = 0,
+    seed: Seed = 0,
 ) -> np.ndarray:
     """Learn WILT edge weights so that d_WILT fits ``target_dist`` (paper Algorithm 1; needs torch).
 
@@ -419,57 +417,48 @@ def distill(
     with Adam, starting from w = 1 and projecting onto w >= 0 after every step.  Returns the
     weights (``tree.set_weights(w)`` uses them).
 
-    ``fill_unseen`` (ours): the weight given to WILT nodes on which all graphs of the training
-    pairs agree (e.g. colours that occur only in other graphs) -- no gradient reaches them, so the
-    data say nothing about them.  ``None`` keeps the initial 1, as the official code does.
+    ``fill_unseen`` (a choice of this implementation, not the paper's): the weight given to WILT
+    nodes on which all graphs of the training pairs agree (e.g. colours that occur only in other
+    graphs) -- no gradient reaches them, so the data say nothing about them.  ``None`` keeps the
+    initial 1, as the official code does.
     """
     import torch
 
     tree._check_fitted()
     M = tree._as_measures(mu, "mu")
     n = M.shape[0]
-    target = np.asarray(target_dist, dtype=float)
+    target = check_array(target_dist, "target_dist", dtype=float)
     if target.shape != (n, n):
-        raise ValueError(
-            f"target_dist must be a square ({n}, {n}) matrix matching mu's rows, got {target.shape}"
-        )
-    if not np.all(np.isfinite(target)) or np.any(target < 0):
-        raise ValueError("target_dist must be finite and non-negative")
-    if not np.isfinite(l1) or l1 < 0:
-        raise ValueError(f"l1 must be a non-negative number, got {l1!r}")
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    for name, value in (("batch_size", batch_size), ("epochs", epochs)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if fill_unseen is not None and (not np.isfinite(fill_unseen) or fill_unseen < 0):
-        raise ValueError(f"fill_unseen must be None or a non-negative number, got {fill_unseen!r}")
+        raise ValueError(f"target_dist must be a square ({n}, {n}) matrix matching mu's rows, got shape {target.shape}")
+    if np.any(target < 0):
+        raise ValueError(f"target_dist must be non-negative, got min {target.min():g}")
+    l1 = check_scalar(l1, "l1", "real", min=0.0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    epochs = check_scalar(epochs, "epochs", "int", min=1)
+    if fill_unseen is not None:
+        fill_unseen = check_scalar(fill_unseen, "fill_unseen", "real", min=0.0)
     if pairs is None:
         pairs = np.column_stack(np.triu_indices(n, 1))
-    pairs = np.asarray(pairs)
-    if (
-        pairs.ndim != 2
-        or pairs.shape[1] != 2
-        or pairs.shape[0] == 0
-        or not np.issubdtype(pairs.dtype, np.integer)
-    ):
-        raise ValueError(f"pairs must be a non-empty integer array of shape (P, 2), got shape {pairs.shape}")
+    pairs = check_array(pairs, "pairs", dtype=None, shape=(None, 2), min_len=1)
+    if not np.issubdtype(pairs.dtype, np.integer):
+        raise TypeError(f"pairs must be an integer array of shape (P, 2), got dtype {pairs.dtype}")
     if pairs.min() < 0 or pairs.max() >= n:
-        raise ValueError(f"pairs must index rows of mu, i.e. lie in [0, {n})")
+        raise ValueError(f"pairs must index rows of mu, i.e. lie in [0, {n}), got [{pairs.min()}, {pairs.max()}]")
 
     used = np.unique(pairs)
     sub = M[used]
     active = np.flatnonzero(
         np.asarray(sub.max(axis=0).toarray()).ravel() != np.asarray(sub.min(axis=0).toarray()).ravel()
     )
-    weights = np.ones(tree.n_nodes_) if fill_unseen is None else np.full(tree.n_nodes_, float(fill_unseen))
+    weights = np.ones(tree.n_nodes_) if fill_unseen is None else np.full(tree.n_nodes_, fill_unseen)
     if active.size == 0:
         return weights
     X = M[:, active].tocsr()
     y = torch.tensor(target[pairs[:, 0], pairs[:, 1]], dtype=torch.float32)
     w = torch.ones(active.size, dtype=torch.float32, requires_grad=True)
     optimizer = torch.optim.Adam([w], lr=lr)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch_generator(seed)
     chunk = batch_size * 64  # |mu_i - mu_j| is built for 64 mini-batches at a time (sparse, one row per pair)
     for _ in range(epochs):
         order = torch.randperm(len(y), generator=generator).numpy()
@@ -500,16 +489,14 @@ def rmse_without_outliers(x: np.ndarray, y: np.ndarray, outlier_frac: float = 0.
     pairs with the largest ``|y - c x|`` are dropped, both are renormalised on the kept pairs and
     ``c`` refitted.  Returns ``(rmse, c)`` with ``rmse = sqrt(mean (y - c x)^2)``; lower is better.
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
-        raise ValueError(f"x and y must be 1-D arrays of the same length >= 2, got {x.shape} and {y.shape}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))) or np.any(x < 0) or np.any(y < 0):
-        raise ValueError("x and y must be finite non-negative distances")
-    if not 0.0 <= outlier_frac < 1.0:
-        raise ValueError(f"outlier_frac must lie in [0, 1), got {outlier_frac!r}")
+    x = check_array(x, "x", ndim=1, dtype=float, min_len=2)
+    y = check_array(y, "y", ndim=1, dtype=float, min_len=2)
+    check_consistent_length(x, y, names=("x", "y"))
+    if np.any(x < 0) or np.any(y < 0):
+        raise ValueError(f"x and y must be non-negative distances, got min {min(x.min(), y.min()):g}")
+    outlier_frac = check_scalar(outlier_frac, "outlier_frac", "real", min=0.0, max=1.0, inclusive="left")
     if x.max() == 0 or y.max() == 0:
-        raise ValueError("x and y must not be all zero (their maxima are used for normalisation)")
+        raise ValueError("x and y must not be all zero (their maxima are used for normalisation), got all zeros")
     x, y = x / x.max(), y / y.max()
     c = np.sum(x * y) / np.sum(x**2)
     n_drop = int(x.size * outlier_frac)

@@ -26,6 +26,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.validation import check_array, check_choice, check_scalar
+
 
 class GraphTensors(NamedTuple):
     """A batch of graphs: one-hot vertex features, directed edge list (both directions), graph index."""
@@ -81,14 +84,12 @@ class MPNN(nn.Module):
     ) -> None:
         super().__init__()
         if len(node_labels) == 0 or len(set(node_labels)) != len(node_labels):
-            raise ValueError("node_labels must be a non-empty sequence of distinct labels")
-        for name, value in (("n_out", n_out), ("hidden", hidden), ("layers", layers)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if conv not in ("gin", "gcn"):
-            raise ValueError(f"conv must be 'gin' or 'gcn', got {conv!r}")
-        if pooling not in ("sum", "mean"):
-            raise ValueError(f"pooling must be 'sum' or 'mean', got {pooling!r}")
+            raise ValueError(f"node_labels must be a non-empty sequence of distinct labels, got {node_labels!r}")
+        n_out = check_scalar(n_out, "n_out", "int", min=1)
+        hidden = check_scalar(hidden, "hidden", "int", min=1)
+        layers = check_scalar(layers, "layers", "int", min=1)
+        check_choice(conv, "conv", ("gin", "gcn"))
+        check_choice(pooling, "pooling", ("sum", "mean"))
         self.node_labels = tuple(node_labels)
         self.conv, self.pooling = conv, pooling
         dims = [len(self.node_labels)] + [hidden] * layers
@@ -157,7 +158,7 @@ def train_mpnn(
     batch_size: int = 32,
     val: tuple[Sequence[nx.Graph], np.ndarray] | None = None,
     node_labels: Sequence[Hashable] | None = None,
-    seed: int = 0,
+    seed: Seed = 0,
 ) -> MPNN:
     """Train an ``MPNN`` with Adam (cross-entropy or MSE) and return the epoch with the best
     validation score (accuracy, or -MSE) when ``val`` is given, else the last one.
@@ -165,30 +166,26 @@ def train_mpnn(
     ``epochs=0`` returns the seeded, untrained network (the "before training" reference).
     ``node_labels`` defaults to the sorted labels seen in ``graphs`` (and ``val``).
     """
-    y = np.asarray(y)
+    y = check_array(y, "y")
     if y.shape != (len(graphs),) or len(graphs) == 0:
-        raise ValueError(f"y must have one target per graph, shape ({len(graphs)},), got {y.shape}")
-    if task not in ("classification", "regression"):
-        raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
+        raise ValueError(f"y must have one target per graph, shape ({len(graphs)},), got shape {y.shape}")
+    check_choice(task, "task", ("classification", "regression"))
     if task == "classification" and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0):
-        raise ValueError("classification targets must be non-negative integers")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
-        raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+        raise ValueError(f"y must hold non-negative integer classes for classification, got dtype {y.dtype}, "
+                         f"min {y.min()}")
+    epochs = check_scalar(epochs, "epochs", "int", min=0)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
     if node_labels is None:
         pool = list(graphs) + (list(val[0]) if val is not None else [])
         node_labels = sorted({lab for g in pool for _, lab in g.nodes(data="label")}, key=repr)
     n_out = int(y.max()) + 1 if task == "classification" else 1
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         model = MPNN(node_labels, n_out, hidden=hidden, layers=layers, conv=conv, pooling=pooling)
     if epochs == 0:
         return model.eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch_generator(seed)
     best_score, best_state = -np.inf, None
     for _ in range(epochs):
         model.train()

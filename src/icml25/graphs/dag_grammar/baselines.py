@@ -11,26 +11,26 @@ from collections.abc import Sequence
 from typing import Literal
 
 import networkx as nx
-import numpy as np
 
 from icml25.graphs.dag_grammar.grammar import graph_hash, is_isomorphic
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_choice, check_instance
 
 Order = Literal["default", "bfs", "random"]
 
 
 def topological_order(graph: nx.DiGraph, order: Order = "default",
-                      seed: int | np.random.Generator | None = None) -> list:
+                      seed: Seed = None) -> list:
     """A topological order of ``graph``'s vertices.
 
     ``'default'``: the smallest vertex (in the graph's own vertex order) among the ready ones;
     ``'bfs'``: Kahn's algorithm with a first-in first-out queue (breadth-first layers);
     ``'random'``: a uniformly random ready vertex at each step (``seed``).
     """
-    if order not in ("default", "bfs", "random"):
-        raise ValueError(f"order must be 'default', 'bfs' or 'random', got {order!r}")
-    if not isinstance(graph, nx.DiGraph) or not nx.is_directed_acyclic_graph(graph):
-        raise ValueError("graph must be a networkx.DiGraph without cycles")
+    check_choice(order, "order", ("default", "bfs", "random"))
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
+    if not nx.is_directed_acyclic_graph(graph):
+        raise ValueError("graph must be a networkx.DiGraph without cycles, got a graph with a cycle")
     rank = {v: i for i, v in enumerate(graph.nodes)}
     if order == "default":
         return list(nx.lexicographical_topological_sort(graph, key=rank.__getitem__))
@@ -48,7 +48,7 @@ def topological_order(graph: nx.DiGraph, order: Order = "default",
     return out
 
 
-def node_string(graph: nx.DiGraph, order: Order = "default", seed: int | np.random.Generator | None = None,
+def node_string(graph: nx.DiGraph, order: Order = "default", seed: Seed = None,
                 *, node_label: str = "label") -> list[tuple]:
     """D-VAE node string: ``[(label, (e_0, ..., e_{j-1})), ...]`` along a topological order.
 

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import networkx as nx
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_bool, check_scalar
 
 ENAS_OPS = ("conv3", "sep3", "conv5", "sep5", "avg3", "max3")
 ENAS_OP_VALUE = {"conv3": 0.06, "sep3": 0.05, "conv5": 0.08, "sep5": 0.07, "avg3": 0.01, "max3": 0.02}
@@ -32,13 +33,7 @@ ASIA_CPT = {
 }
 
 
-def _check_count(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def make_enas_like(n: int, seed: int | np.random.Generator | None = 0, *, n_hidden: int = 6,
+def make_enas_like(n: int, seed: Seed = 0, *, n_hidden: int = 6,
                    p_skip: float = 0.3) -> list[nx.DiGraph]:
     """``n`` ENAS-like cells: input, ``n_hidden`` op vertices, output (D-VAE's ENAS space).
 
@@ -46,9 +41,9 @@ def make_enas_like(n: int, seed: int | np.random.Generator | None = 0, *, n_hidd
     (the input included) with probability ``p_skip``; hidden vertices without successors feed
     the output.  Vertex ``label`` is ``'input'``, ``'output'`` or one of :data:`ENAS_OPS`.
     """
-    n, n_hidden = _check_count("n", n), _check_count("n_hidden", n_hidden)
-    if not 0.0 <= p_skip <= 1.0:
-        raise ValueError(f"p_skip must be in [0, 1], got {p_skip!r}")
+    n = check_scalar(n, "n", "int", min=1)
+    n_hidden = check_scalar(n_hidden, "n_hidden", "int", min=1)
+    p_skip = check_scalar(p_skip, "p_skip", "real", min=0.0, max=1.0)
     rng = as_generator(seed)
     graphs = []
     for _ in range(n):
@@ -105,13 +100,14 @@ def enas_feasible(graph: nx.DiGraph, nonterminal: int | None = None) -> bool:
     return True
 
 
-def enas_property(graphs: Sequence[nx.DiGraph], seed: int | np.random.Generator | None = 0,
+def enas_property(graphs: Sequence[nx.DiGraph], seed: Seed = 0,
                   noise: float = 0.01) -> np.ndarray:
     """Synthetic accuracy: sum of op values + 0.05 skips - 0.02 (longest path - 4)^2 + N(0, noise^2).
 
     Skip edges are the edges beyond a spanning path (``|E| - (|V| - 1)``); the longest path is
     counted in edges.
     """
+    noise = check_scalar(noise, "noise", "real", min=0.0)
     rng = as_generator(seed)
     values = []
     for g in graphs:
@@ -122,16 +118,16 @@ def enas_property(graphs: Sequence[nx.DiGraph], seed: int | np.random.Generator 
     return np.asarray(values) + noise * rng.standard_normal(len(values))
 
 
-def make_bn_like(n: int, seed: int | np.random.Generator | None = 0, *, p_edge: float = 0.3,
+def make_bn_like(n: int, seed: Seed = 0, *, p_edge: float = 0.3,
                  connected: bool = True) -> list[nx.DiGraph]:
     """``n`` random DAGs on the eight Asia variables (labels :data:`BN_NODES`).
 
     A G(8, ``p_edge``) graph is oriented along a random permutation; with ``connected`` graphs
     that are not weakly connected are drawn again.
     """
-    n = _check_count("n", n)
-    if not 0.0 < p_edge <= 1.0:
-        raise ValueError(f"p_edge must be in (0, 1], got {p_edge!r}")
+    n = check_scalar(n, "n", "int", min=1)
+    p_edge = check_scalar(p_edge, "p_edge", "real", min=0.0, max=1.0, inclusive="right")
+    connected = check_bool(connected, "connected")
     rng = as_generator(seed)
     graphs = []
     while len(graphs) < n:
@@ -148,9 +144,9 @@ def make_bn_like(n: int, seed: int | np.random.Generator | None = 0, *, p_edge: 
     return graphs
 
 
-def sample_asia(n_rows: int = 1000, seed: int | np.random.Generator | None = 0) -> np.ndarray:
+def sample_asia(n_rows: int = 1000, seed: Seed = 0) -> np.ndarray:
     """``n_rows`` binary samples of the Asia network by ancestral sampling; columns follow :data:`BN_NODES`."""
-    n_rows = _check_count("n_rows", n_rows)
+    n_rows = check_scalar(n_rows, "n_rows", "int", min=1)
     rng = as_generator(seed)
     parents = {v: [a for a, b in ASIA_EDGES if b == v] for v in BN_NODES}
     order = list(nx.topological_sort(nx.DiGraph(ASIA_EDGES)))
@@ -168,9 +164,7 @@ def bic_score(graph: nx.DiGraph, data: np.ndarray) -> float:
 
     Vertices are matched to the columns of ``data`` by their label (:data:`BN_NODES`).
     """
-    data = np.asarray(data)
-    if data.ndim != 2 or data.shape[1] != len(BN_NODES):
-        raise ValueError(f"data must have shape (rows, {len(BN_NODES)}), got {data.shape}")
+    data = check_array(data, "data", shape=(None, len(BN_NODES)), min_len=1)
     col = {v: i for i, v in enumerate(BN_NODES)}
     n_rows = data.shape[0]
     score = 0.0
@@ -191,5 +185,5 @@ def bic_score(graph: nx.DiGraph, data: np.ndarray) -> float:
 
 def bn_property(graphs: Sequence[nx.DiGraph], data: np.ndarray) -> np.ndarray:
     """BIC per graph divided by the number of rows (the BN benchmark's target)."""
-    data = np.asarray(data)
+    data = check_array(data, "data", shape=(None, len(BN_NODES)), min_len=1)
     return np.array([bic_score(g, data) / data.shape[0] for g in graphs])

@@ -21,7 +21,8 @@ import networkx as nx
 import numpy as np
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_scalar
 
 START = "<S>"
 NONTERMINAL = "<N>"
@@ -462,17 +463,15 @@ class DagGrammar:
                 out.append((rid, child, child_nt))
         return out
 
-    def sample(self, n: int, seed: int | np.random.Generator | None = None, max_len: int = 50,
+    def sample(self, n: int, seed: Seed = None, max_len: int = 50,
                feasible: Feasible | None = None) -> list[list[int]]:
         """``n`` random rule sequences: each step picks uniformly among :meth:`allowed_next_rules`.
 
         A sequence stops when the graph is complete, when no rule is allowed (a dead end) or at
         ``max_len`` steps; the last two are not valid derivations (see :meth:`is_valid`).
         """
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"n must be a non-negative int, got {n!r}")
-        if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)) or max_len < 1:
-            raise ValueError(f"max_len must be a positive int, got {max_len!r}")
+        n = check_scalar(n, "n", "int", min=0)
+        max_len = check_scalar(max_len, "max_len", "int", min=1)
         rng = as_generator(seed)
         out = []
         for _ in range(n):
@@ -504,8 +503,8 @@ class DagGrammar:
         embedding into ``graph`` in which finished vertices keep their degree.  Stops after
         ``timeout`` seconds and sets ``timed_out``.
         """
-        if max_count < 1:
-            raise ValueError(f"max_count must be >= 1, got {max_count!r}")
+        max_count = check_scalar(max_count, "max_count", "int", min=1)
+        timeout = check_scalar(timeout, "timeout", "real", min=0.0, allow_inf=True)
         target = as_labeled_dag(graph, allow_disconnected=True)
         return _Search(self, target, timeout, max_count).run()
 

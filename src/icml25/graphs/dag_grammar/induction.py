@@ -34,6 +34,7 @@ from icml25.graphs.dag_grammar.grammar import (
     port_label,
     uncompressed_bits,
 )
+from icml25.utils.validation import check_bool, check_scalar
 
 _PORTS_GUESS = 4  # port labels assumed by the MDL scores during induction
 
@@ -134,20 +135,21 @@ class DagGrammarInducer:
         self.edge_label = edge_label
 
     def _check_params(self) -> None:
-        for name in ("min_motif", "max_motif", "n_candidates", "max_passes", "max_enumerate"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.min_motif < 2 or self.max_motif < self.min_motif:
-            raise ValueError(f"need 2 <= min_motif <= max_motif, got {self.min_motif} and {self.max_motif}")
-        if not self.timeout > 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout!r}")
+        check_scalar(self.min_motif, "min_motif", "int", min=2)
+        check_scalar(self.max_motif, "max_motif", "int", min=self.min_motif)
+        for name in ("n_candidates", "max_passes", "max_enumerate"):
+            check_scalar(getattr(self, name), name, "int", min=1)
+        check_scalar(self.timeout, "timeout", "real", min=0.0, inclusive="neither", allow_inf=True)
+        check_bool(self.disambiguate, "disambiguate")
+        check_bool(self.allow_disconnected, "allow_disconnected")
 
     def fit(self, graphs: Sequence[nx.DiGraph]) -> DagGrammarInducer:
         """Induce the grammar from ``graphs`` (a non-empty list of labelled DAGs)."""
         self._check_params()
-        if isinstance(graphs, nx.Graph) or not isinstance(graphs, Sequence) or len(graphs) == 0:
-            raise ValueError("graphs must be a non-empty list of networkx.DiGraph")
+        if isinstance(graphs, nx.Graph) or not isinstance(graphs, Sequence):
+            raise TypeError(f"graphs must be a list of networkx.DiGraph, got {type(graphs).__name__}")
+        if len(graphs) == 0:
+            raise ValueError("graphs must be a non-empty list of networkx.DiGraph, got an empty list")
         self._graphs = [
             as_labeled_dag(g, index=i, node_label=self.node_label, edge_label=self.edge_label,
                            allow_disconnected=self.allow_disconnected)

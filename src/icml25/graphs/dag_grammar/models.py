@@ -14,6 +14,8 @@ import torch
 from torch import nn
 
 from icml25.graphs.dag_grammar.grammar import NONTERMINAL, DagGrammar
+from icml25.utils.random import Seed, int_seed, seeded
+from icml25.utils.validation import check_array, check_choice, check_consistent_length, check_scalar
 
 
 class SequenceRegressor(nn.Module):
@@ -27,10 +29,10 @@ class SequenceRegressor(nn.Module):
     def __init__(self, n_features: int, d_model: int = 64, layers: int = 1, kind: str = "gru",
                  max_len: int = 64, heads: int = 4):
         super().__init__()
-        if kind not in ("gru", "transformer"):
-            raise ValueError(f"kind must be 'gru' or 'transformer', got {kind!r}")
-        if n_features < 1 or d_model < 1 or layers < 1:
-            raise ValueError("n_features, d_model and layers must be positive")
+        check_choice(kind, "kind", ("gru", "transformer"))
+        for name, value in (("n_features", n_features), ("d_model", d_model), ("layers", layers),
+                            ("max_len", max_len), ("heads", heads)):
+            check_scalar(value, name, "int", min=1)
         self.kind = kind
         self.embed = nn.Linear(n_features, d_model)
         if kind == "gru":
@@ -57,10 +59,10 @@ class SequenceRegressor(nn.Module):
 def pad(features: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Stack per-sequence ``(length, n_features)`` arrays into ``(n, max_length, n_features)`` and lengths."""
     if len(features) == 0:
-        raise ValueError("no sequences to pad")
+        raise ValueError("features must hold at least one sequence, got none")
     lengths = np.array([len(f) for f in features])
     if lengths.min() < 1:
-        raise ValueError("every sequence needs at least one token")
+        raise ValueError(f"features must have at least one token per sequence, got an empty one at {lengths.argmin()}")
     out = np.zeros((len(features), lengths.max(), features[0].shape[1]), dtype=np.float32)
     for i, f in enumerate(features):
         out[i, : len(f)] = f
@@ -82,7 +84,7 @@ def node_string_features(strings: Sequence[list[tuple]], labels: Sequence) -> tu
 
 
 def rule_features(grammar: DagGrammar, content: bool = True) -> np.ndarray:
-    """One row per rule: one-hot rule id and, with ``content`` (ours), what the rule adds.
+    """One row per rule: one-hot rule id and, with ``content`` (this implementation's addition), what the rule adds.
 
     The content is the count of each terminal label in the rhs, its number of terminal edges and
     of instructions, and whether it keeps a nonterminal.  With a few hundred graphs most rule
@@ -112,25 +114,29 @@ def rule_sequence_features(grammar: DagGrammar, sequences: Sequence[Sequence[int
 
 
 def cross_validated_rmse(x: np.ndarray, lengths: np.ndarray, y: np.ndarray, *, n_splits: int = 5,
-                         seed: int = 0, epochs: int = 300, lr: float = 3e-3, weight_decay: float = 1e-4,
+                         seed: Seed = 0, epochs: int = 300, lr: float = 3e-3, weight_decay: float = 1e-4,
                          **model_kwargs) -> list[float]:
     """RMSE of a :class:`SequenceRegressor` on each of ``n_splits`` folds (full-batch Adam).
 
     Targets are standardised on the training part of each fold; RMSE is in the original units.
     """
-    x, lengths, y = np.asarray(x, dtype=np.float32), np.asarray(lengths), np.asarray(y, dtype=np.float64)
-    if not (len(x) == len(lengths) == len(y)):
-        raise ValueError("x, lengths and y must have the same length")
-    if not 2 <= n_splits <= len(y):
-        raise ValueError(f"n_splits must be in 2..{len(y)}, got {n_splits}")
+    x = check_array(x, "x", ndim=3, dtype=np.float32)
+    lengths = check_array(lengths, "lengths", ndim=1)
+    y = check_array(y, "y", ndim=1, dtype=np.float64)
+    check_consistent_length(x, lengths, y, names=("x", "lengths", "y"))
+    n_splits = check_scalar(n_splits, "n_splits", "int", min=2, max=len(y))
+    epochs = check_scalar(epochs, "epochs", "int", min=0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    seed = int_seed(seed)
     rng = np.random.default_rng(seed)
     folds = np.array_split(rng.permutation(len(y)), n_splits)
     out = []
     for k, test in enumerate(folds):
         train = np.concatenate([f for j, f in enumerate(folds) if j != k])
         mean, scale = y[train].mean(), y[train].std() + 1e-12
-        torch.manual_seed(seed * 1000 + k)
-        model = SequenceRegressor(x.shape[2], max_len=max(64, x.shape[1]), **model_kwargs)
+        with seeded(seed * 1000 + k):
+            model = SequenceRegressor(x.shape[2], max_len=max(64, x.shape[1]), **model_kwargs)
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
         xt, lt = torch.from_numpy(x[train]), torch.from_numpy(lengths[train]).long()
         yt = torch.from_numpy((y[train] - mean) / scale).float()

@@ -1,14 +1,19 @@
-"""The baseline SR method: a small, seeded tree genetic programming run over the same grammar (ours)."""
+"""The baseline SR method: a small, seeded tree genetic programming run over the same grammar.
+
+The paper scores published SR methods against the front; this GP run (this library's own settings) stands in
+for them offline.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from icml25.symbolic.sr_pareto_fronts.fitting import _fit, check_method, check_seed, prepare_data
+from icml25.symbolic.sr_pareto_fronts.fitting import check_method, fit_prepared, prepare_data, start_seed
 from icml25.symbolic.sr_pareto_fronts.grammar import OPERATORS, Expression, check_operators, fold_and_number
+from icml25.utils.random import Seed
+from icml25.utils.validation import check_scalar
 
 # Individuals are raw trees: (op, left, right), ("x", i) or ("c", value).
 
@@ -66,7 +71,7 @@ def gp_symbolic_regression(
     population: int = 200,
     generations: int = 20,
     max_length: int = 9,
-    seed: int = 0,
+    seed: Seed = 0,
     operators: Iterable[str] = tuple(OPERATORS),
     standardize: bool = True,
     tournament_size: int = 7,
@@ -76,7 +81,7 @@ def gp_symbolic_regression(
     parsimony: float = 1e-3,
     method: str = "BFGS",
 ) -> list[tuple[Expression, np.ndarray]]:
-    """A typical SR run to benchmark against the APO front (the brief's baseline; settings are ours).
+    """A typical SR run to benchmark against the APO front (a tree-GP baseline; its settings are this library's).
 
     Ramped half-and-half initial trees (depth 1-3) over features and U(-1, 1) constants; fitness = MSE on the
     (standardised) training data + ``parsimony`` x length, after a Lamarckian ``method`` refit of each new
@@ -87,15 +92,16 @@ def gp_symbolic_regression(
     """
     for name, value in (("population", population), ("generations", generations), ("max_length", max_length),
                         ("tournament_size", tournament_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    probabilities = (p_crossover, p_subtree_mutation, p_point_mutation)
-    if any(not 0 <= p <= 1 for p in probabilities) or sum(probabilities) > 1:
-        raise ValueError(f"variation probabilities must lie in [0, 1] and sum to <= 1, got {probabilities}")
-    if not parsimony >= 0:
-        raise ValueError(f"parsimony must be >= 0, got {parsimony!r}")
+        check_scalar(value, name, "int", min=1)
+    named = (("p_crossover", p_crossover), ("p_subtree_mutation", p_subtree_mutation),
+             ("p_point_mutation", p_point_mutation))
+    probabilities = tuple(check_scalar(p, name, "real", min=0.0, max=1.0) for name, p in named)
+    if sum(probabilities) > 1:
+        raise ValueError("p_crossover + p_subtree_mutation + p_point_mutation must be <= 1, "
+                         f"got {sum(probabilities):g}")
+    parsimony = check_scalar(parsimony, "parsimony", "real", min=0.0)
     data = prepare_data(X, y, standardize)
-    ops, method, seed = check_operators(operators), check_method(method), check_seed(seed)
+    ops, method, seed = check_operators(operators), check_method(method), start_seed(seed)
     rng = np.random.default_rng(seed)
     d = data.n_features
     cache: dict[str, tuple[np.ndarray, float]] = {}
@@ -105,7 +111,7 @@ def gp_symbolic_regression(
         expression, values = fold_and_number(tree)
         if expression.string not in cache:
             known = values.size > 0 and bool(np.all(np.isfinite(values)))  # folding may overflow: then a fresh start
-            fit = _fit(expression, data, method, seed, 0 if known else 1, values if known else None)
+            fit = fit_prepared(expression, data, method, seed, 0 if known else 1, values if known else None)
             cache[expression.string] = (fit.constants, fit.mse if not fit.failed else np.inf)
         constants, mse = cache[expression.string]
         if np.isfinite(mse) and mse < hall.get(expression.length, (np.inf,))[0]:
@@ -136,25 +142,24 @@ def gp_symbolic_regression(
             child = parent
         return child if _size(child) <= max_length else parent
 
-    with threadpool_limits(1, user_api="blas"):  # one BLAS thread, as in fitting._fit_chunk
-        trees = []
-        for i in range(population):
-            depth = 1 + i % 3
-            for _ in range(10):  # ramped half-and-half within the length limit
-                tree = _random_tree(rng, depth, bool(i % 2), d, ops)
-                if _size(tree) <= max_length:
-                    break
-            else:
-                tree = _terminal(rng, d)
-            trees.append(tree)
-        evaluated = [evaluate(t) for t in trees]
-        for _ in range(generations):
-            trees = [t for t, _ in evaluated]
-            scores = np.array([s for _, s in evaluated])
-            offspring = [trees[int(np.argmin(scores))]]
-            while len(offspring) < population:
-                offspring.append(vary(trees[select(scores)], trees[select(scores)]))
-            evaluated = [evaluate(t) for t in offspring]
+    trees = []
+    for i in range(population):
+        depth = 1 + i % 3
+        for _ in range(10):  # ramped half-and-half within the length limit
+            tree = _random_tree(rng, depth, bool(i % 2), d, ops)
+            if _size(tree) <= max_length:
+                break
+        else:
+            tree = _terminal(rng, d)
+        trees.append(tree)
+    evaluated = [evaluate(t) for t in trees]
+    for _ in range(generations):
+        trees = [t for t, _ in evaluated]
+        scores = np.array([s for _, s in evaluated])
+        offspring = [trees[int(np.argmin(scores))]]
+        while len(offspring) < population:
+            offspring.append(vary(trees[select(scores)], trees[select(scores)]))
+        evaluated = [evaluate(t) for t in offspring]
     found: dict[str, tuple[Expression, np.ndarray]] = {}
     for tree, _ in evaluated:
         expression, values = fold_and_number(tree)

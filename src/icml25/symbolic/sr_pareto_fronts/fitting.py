@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from icml25.symbolic.sr_pareto_fronts.grammar import Expression
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar, check_sequence
 
 SCIPY_METHODS: tuple[str, ...] = ("BFGS", "CG", "L-BFGS-B", "Nelder-Mead", "Powell", "SLSQP", "TNC", "trust-constr")
 """The eight ``scipy.optimize.minimize`` methods compared in the paper (finite-difference gradients)."""
@@ -21,24 +22,30 @@ SCIPY_METHODS: tuple[str, ...] = ("BFGS", "CG", "L-BFGS-B", "Nelder-Mead", "Powe
 
 def check_method(method: str) -> str:
     """Return SciPy's spelling of an optimiser name (case-insensitive) or raise ValueError."""
-    if isinstance(method, str):
-        for name in SCIPY_METHODS:
-            if name.lower() == method.lower():
-                return name
-    raise ValueError(f"unknown optimiser {method!r}; supported scipy.optimize.minimize methods: {list(SCIPY_METHODS)}")
+    check_instance(method, "method", str, "a scipy.optimize.minimize method name")
+    for name in SCIPY_METHODS:
+        if name.lower() == method.lower():
+            return name
+    allowed = ", ".join(repr(m) for m in SCIPY_METHODS)
+    raise ValueError(f"method must be one of {allowed} (any case), got {method!r}")
 
 
-def check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
-    return int(seed)
+def start_seed(seed: Seed) -> int:
+    """The integer seed of the official ``np.random.RandomState`` start draws (an int in [0, 2**32)).
+
+    An int is used as is; a ``numpy.random.Generator`` (or ``None``, fresh entropy) draws one.
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return int(as_generator(seed).integers(2**32))
+    return check_scalar(seed, "seed", "int", min=0, max=2**32 - 1)
 
 
 def check_n_jobs(n_jobs: int) -> int:
     """``n_jobs`` >= 1 workers, or -1 for all cores."""
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or not (n_jobs >= 1 or n_jobs == -1):
+    n_jobs = check_scalar(n_jobs, "n_jobs", "int", min=-1)
+    if n_jobs == 0:
         raise ValueError(f"n_jobs must be an integer >= 1 or -1 (all cores), got {n_jobs!r}")
-    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    return (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
 
 
 @dataclass(frozen=True)
@@ -60,22 +67,15 @@ class Data:
 
 def prepare_data(X: np.ndarray, y: np.ndarray, standardize: bool = True) -> Data:
     """Validate (X, y) and apply the official preprocessing (see :class:`Data`)."""
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D (n_samples,), got shape {y.shape}")
+    X = check_array(X, "X", ndim=2, dtype=float, min_len=3)
+    y = check_array(y, "y", ndim=1, dtype=float)
+    check_bool(standardize, "standardize")
     if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+        raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
     if X.shape[1] == 0:
-        raise ValueError("X must have at least one feature")
-    if X.shape[0] < 3:
-        raise ValueError(f"need at least 3 rows for R^2, got {X.shape[0]}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("X and y must not contain NaN or inf")
+        raise ValueError(f"X must have at least one feature, got shape {X.shape}")
     if np.var(y) == 0:
-        raise ValueError("y is constant: R^2 is undefined")
+        raise ValueError("y must not be constant (R^2 is undefined), got a constant y")
     y_std = 1.0
     if standardize:
         scale = X.std(axis=0)
@@ -111,10 +111,12 @@ def _scores(expression: Expression, data: Data, constants: np.ndarray) -> tuple[
     return float(residual / data.y.size), float(1.0 - residual / total)
 
 
-def _fit(
+def fit_prepared(
     expression: Expression, data: Data, method: str, seed: int, n_restarts: int, x0: np.ndarray | None
 ) -> FitResult:
-    """The official per-expression step: a fresh ``np.random.seed(seed)`` start c0 ~ U(-1, 1)^k, then
+    """Fit one expression on prepared data (no argument checks; see :func:`fit_constants`).
+
+    The official per-expression step: a fresh ``np.random.seed(seed)`` start c0 ~ U(-1, 1)^k, then
     ``scipy.optimize.minimize(mse, c0, method=method)`` with SciPy's defaults; the best of all starts wins.
     ``x0`` (when given) is tried first; ``n_restarts`` may be 0 only with ``x0``."""
     k = expression.n_constants
@@ -153,7 +155,7 @@ def fit_constants(
     X: np.ndarray,
     y: np.ndarray,
     method: str = "BFGS",
-    seed: int = 0,
+    seed: Seed = 0,
     n_restarts: int = 1,
     x0: Sequence[float] | None = None,
     standardize: bool = False,
@@ -166,20 +168,19 @@ def fit_constants(
     """
     if isinstance(expression, str):
         expression = Expression(expression)
-    if not isinstance(expression, Expression):
-        raise TypeError(f"expression must be an Expression or a string, got {type(expression).__name__}")
-    method, seed = check_method(method), check_seed(seed)
-    if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
-        raise ValueError(f"n_restarts must be an integer >= 1, got {n_restarts!r}")
+    check_instance(expression, "expression", Expression, "an Expression or a string")
+    method, seed = check_method(method), start_seed(seed)
+    n_restarts = check_scalar(n_restarts, "n_restarts", "int", min=1)
     data = prepare_data(X, y, standardize)
     if expression.n_features > data.n_features:
-        raise ValueError(f"{expression.string} uses {expression.n_features} features, X has {data.n_features}")
+        raise ValueError(f"X must have at least {expression.n_features} features for {expression.string}, "
+                         f"got {data.n_features}")
     start = None
     if x0 is not None:
-        start = np.asarray(x0, dtype=float).ravel()
-        if start.size != expression.n_constants or not np.all(np.isfinite(start)):
-            raise ValueError(f"x0 must hold {expression.n_constants} finite values, got {x0!r}")
-    return _fit_chunk([expression], data, method, seed, int(n_restarts), [start])[0]
+        start = check_array(x0, "x0", dtype=float).ravel()
+        if start.size != expression.n_constants:
+            raise ValueError(f"x0 must hold {expression.n_constants} values, got {x0!r}")
+    return _fit_chunk([expression], data, method, seed, n_restarts, [start])[0]
 
 
 def _fit_chunk(
@@ -190,16 +191,14 @@ def _fit_chunk(
     n_restarts: int,
     starts: list[np.ndarray | None],
 ) -> list[FitResult]:
-    # One BLAS thread: L-BFGS-B's tiny linear algebra is ~100x slower with threaded OpenBLAS on a busy machine.
-    with threadpool_limits(1, user_api="blas"):
-        return [_fit(e, data, method, seed, n_restarts, s) for e, s in zip(expressions, starts, strict=True)]
+    return [fit_prepared(e, data, method, seed, n_restarts, s) for e, s in zip(expressions, starts, strict=True)]
 
 
 def fit_many(
     expressions: Sequence[Expression],
     data: Data,
     method: str = "BFGS",
-    seed: int = 0,
+    seed: Seed = 0,
     n_jobs: int = 1,
     n_restarts: int = 1,
     starts: Sequence[np.ndarray | None] | None = None,
@@ -208,13 +207,16 @@ def fit_many(
     """Fit many expressions on prepared data, in a process pool when ``n_jobs`` > 1.
 
     Every expression restarts its random draws from ``seed``, so the results do not depend on the order,
-    the chunking or ``n_jobs``.  ``progress(done, total)`` is called as chunks finish.
+    the chunking or ``n_jobs``.  ``progress(done, total)`` is called as chunks finish.  Worker processes
+    inherit the caller's BLAS thread settings (one thread is fastest for these tiny fits; the reproduction
+    runner sets it).
     """
-    method, seed, n_jobs = check_method(method), check_seed(seed), check_n_jobs(n_jobs)
-    expressions = list(expressions)
-    starts = [None] * len(expressions) if starts is None else list(starts)
+    method, seed, n_jobs = check_method(method), start_seed(seed), check_n_jobs(n_jobs)
+    n_restarts = check_scalar(n_restarts, "n_restarts", "int", min=0)
+    expressions = check_sequence(expressions, "expressions")
+    starts = [None] * len(expressions) if starts is None else check_sequence(starts, "starts")
     if len(starts) != len(expressions):
-        raise ValueError(f"starts has {len(starts)} entries for {len(expressions)} expressions")
+        raise ValueError(f"starts and expressions must have the same length, got {len(starts)} and {len(expressions)}")
     total = len(expressions)
     n_chunks = min(total, max(1, 8 * n_jobs))
     bounds = np.linspace(0, total, n_chunks + 1).astype(int)

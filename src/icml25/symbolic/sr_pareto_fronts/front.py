@@ -20,9 +20,9 @@ from icml25.symbolic.sr_pareto_fronts.fitting import (
     FitResult,
     check_method,
     check_n_jobs,
-    check_seed,
     fit_many,
     prepare_data,
+    start_seed,
 )
 from icml25.symbolic.sr_pareto_fronts.grammar import (
     OPERATORS,
@@ -33,6 +33,8 @@ from icml25.symbolic.sr_pareto_fronts.grammar import (
     enumerate_expressions,
     parse_expression,
 )
+from icml25.utils.random import Seed
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
 
 COLUMNS = ("EquationLength", "EquationStructure", "EquationParameters", "NumericalIterations", "MSE", "R2")
 """The official CSV columns (the official files add ``EquationLambda``, ignored on reading)."""
@@ -146,15 +148,13 @@ class APOFront:
 
     def _select(self, which: str) -> list[FrontRow]:
         choices = {"table": lambda: self.rows, "best": self.best_per_length, "front": self.pareto_front}
-        if which not in choices:
-            raise ValueError(f"which must be one of {list(choices)}, got {which!r}")
+        check_choice(which, "which", choices)
         return list(choices[which]())
 
     def to_csv(self, path: str | Path, which: str = "best", style: str = "icml25") -> Path:
         """Write the table (``which="table"``), the best per length (official summary files, default) or the
         Pareto front.  ``style="official"`` spells expressions as the official code (``xdata[i]``, ``x[j]``)."""
-        if style not in ("icml25", "official"):
-            raise ValueError(f"style must be 'icml25' or 'official', got {style!r}")
+        check_choice(style, "style", ("icml25", "official"))
         path = Path(path)
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
@@ -228,7 +228,7 @@ def apo_front(
     y: np.ndarray,
     head_length: int = 3,
     method: str = "BFGS",
-    seed: int = 11284,
+    seed: Seed = 11284,
     standardize: bool = True,
     n_jobs: int = 1,
     max_expressions: int | None = None,
@@ -246,11 +246,10 @@ def apo_front(
     began = time.perf_counter()
     data = prepare_data(X, y, standardize)
     head_length, ops = check_head_length(head_length), check_operators(operators)
-    method, seed, n_jobs = check_method(method), check_seed(seed), check_n_jobs(n_jobs)
-    if max_expressions is not None and (
-        isinstance(max_expressions, bool) or not isinstance(max_expressions, (int, np.integer)) or max_expressions < 1
-    ):
-        raise ValueError(f"max_expressions must be a positive integer or None, got {max_expressions!r}")
+    method, seed, n_jobs = check_method(method), start_seed(seed), check_n_jobs(n_jobs)
+    if max_expressions is not None:
+        max_expressions = check_scalar(max_expressions, "max_expressions", "int", min=1)
+    check_bool(force, "force")
     fills = count_fills(head_length, data.n_features, ops)
     if fills > HEAVY_FILLS:
         message = (
@@ -409,7 +408,7 @@ def score_against_front(
     refit: bool = True,
     method: str = "BFGS",
     n_restarts: int = 3,
-    seed: int = 0,
+    seed: Seed = 0,
     head_length: int | None = None,
     tolerance: float = 1e-6,
     n_jobs: int = 1,
@@ -423,20 +422,18 @@ def score_against_front(
     given values are used.  R^2 is the training R^2 on (X, y) preprocessed like the front (``standardize``
     defaults to the front's).  ``head_length`` (default: the front's) enables the grammar-membership test.
     """
-    if not isinstance(front, APOFront):
-        raise TypeError(f"front must be an APOFront, got {type(front).__name__}")
-    if not (isinstance(tolerance, (int, float)) and tolerance >= 0):
-        raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
+    check_instance(front, "front", APOFront)
+    tolerance = check_scalar(tolerance, "tolerance", "real", min=0.0)
+    check_bool(refit, "refit")
     data = prepare_data(X, y, front.standardize if standardize is None else standardize)
     items = [_as_expression(item) for item in expressions]
     for expression, _ in items:
         if expression.n_features > data.n_features:
             raise ValueError(f"{expression.string} uses {expression.n_features} features, X has {data.n_features}")
     if refit:
-        if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
-            raise ValueError(f"n_restarts must be an integer >= 1, got {n_restarts!r}")
+        n_restarts = check_scalar(n_restarts, "n_restarts", "int", min=1)
         starts = [v if v.size and np.all(np.isfinite(v)) else None for _, v in items]
-        fits = fit_many([e for e, _ in items], data, method, check_seed(seed), n_jobs, int(n_restarts), starts)
+        fits = fit_many([e for e, _ in items], data, method, start_seed(seed), n_jobs, n_restarts, starts)
     else:
         fits = []
         for expression, values in items:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from icml25.utils.validation import check_array, check_scalar
+
 OPERATORS: dict[str, tuple[int, bool]] = {
     "Pow": (2, False),
     "Mul": (2, True),
@@ -71,16 +73,7 @@ def check_operators(operators: Iterable[str]) -> tuple[str, ...]:
 
 def check_head_length(head_length: int) -> int:
     """Validate a Karva head length (an integer >= 1)."""
-    if isinstance(head_length, bool) or not isinstance(head_length, (int, np.integer)) or head_length < 1:
-        raise ValueError(f"head_length must be an integer >= 1, got {head_length!r}")
-    return int(head_length)
-
-
-def _check_n_features(n_features: int) -> int:
-    """Validate a feature count (an integer >= 1)."""
-    if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
-        raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}")
-    return int(n_features)
+    return check_scalar(head_length, "head_length", "int", min=1)
 
 
 # ----------------------------------------------------------------------------------------------- structures
@@ -216,9 +209,7 @@ class Expression:
 
     def predict(self, X: np.ndarray, constants: np.ndarray | Sequence[float] | None = None) -> np.ndarray:
         """f(X; constants) for X of shape (n, d) -> (n,); Pow is |a|^b, Div is unprotected (inf/NaN kept)."""
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+        X = check_array(X, "X", ndim=2, dtype=float, finite=False)
         if X.shape[1] < self.n_features:
             raise ValueError(f"{self.string} uses {self.n_features} features, X has {X.shape[1]}")
         values = np.zeros(0) if constants is None else np.asarray(constants, dtype=float).ravel()
@@ -425,7 +416,7 @@ def _structure_tree(text: str) -> tuple | str:
 
 def count_fills(head_length: int, n_features: int, operators: Iterable[str] = tuple(OPERATORS)) -> int:
     """Leaf assignments before deduplication, sum over structures of (d + 1)^#leaves (an upper bound)."""
-    n_features = _check_n_features(n_features)
+    n_features = check_scalar(n_features, "n_features", "int", min=1)
     return sum((n_features + 1) ** s.count("R") for s in enumerate_structures(head_length, operators))
 
 
@@ -438,7 +429,7 @@ def enumerate_expressions(
     numbered, duplicates (same string) are removed.  Counts with the five operators: d = 3 -> 1,579
     (head 2) and 26,254 (head 3); d = 5, head 3 -> 137,556.
     """
-    n_features = _check_n_features(n_features)
+    n_features = check_scalar(n_features, "n_features", "int", min=1)
     found: set[tuple] = set()
     memo: dict = {}
     for text in enumerate_structures(head_length, operators):
