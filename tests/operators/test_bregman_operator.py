@@ -197,7 +197,7 @@ def test_fno_bad_input():
         model(torch.ones(2, 1, 16, dtype=torch.long))
     with pytest.raises(ValueError, match="n_modes\\[0\\] = 4 is too large for grid size 5"):
         model(torch.randn(2, 1, 5))
-    with pytest.raises(ValueError, match="architecture must be one of 'standard', 'euclidean', 'bregman', got 'resnet'"):
+    with pytest.raises(ValueError, match="architecture must be one of 'standard', 'euclidean', 'bregman', got 'res"):
         FNO(1, 1, architecture="resnet")
     with pytest.raises(ValueError, match="unknown activation"):
         FNO(1, 1, activation="swish")
