@@ -106,7 +106,7 @@ class BatchTopKSAE(nn.Module):
         self.seed = int_seed(seed)  # an int, so that cfg.json rebuilds the same initialisation
         self.widths: tuple[int, ...] = (self.d_sae,)
         self.group_weights: tuple[float, ...] = (1.0,)
-        g = torch.Generator().manual_seed(self.seed)
+        g = torch_generator(self.seed)
         bound = math.sqrt(6.0 / self.d_in)  # Kaiming uniform, then unit-norm rows
         w_dec = (torch.rand(self.d_sae, self.d_in, generator=g, dtype=torch.float64) * 2 - 1) * bound
         w_dec = w_dec / w_dec.norm(dim=1, keepdim=True)

@@ -36,7 +36,7 @@ from icml25.harness.stats import summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.utils.nn import accuracy, train_classifier
-from icml25.utils.random import seeded
+from icml25.utils.random import seeded, torch_generator
 
 PAPER = Paper(
     id="dual_attention",
@@ -131,7 +131,7 @@ def _same_different(run: Run, models: dict, n_train: int, epochs: int, n_test: i
 
 def _step_seconds(repeats: int, n_tokens: int, batch: int) -> dict[str, list[float]]:
     """Wall time of one forward + backward per model, interleaved so that load drifts hit both."""
-    gen = torch.Generator().manual_seed(0)
+    gen = torch_generator(0)
     X = torch.randn(batch, n_tokens, D_OBJ, generator=gen)
     y = torch.randint(0, 2, (batch,), generator=gen)
     models = {name: _model(heads, n_tokens, "learned", 0) for name, heads in MODELS.items()}
