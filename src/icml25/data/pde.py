@@ -22,7 +22,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from icml25.data.cache import cached_npz
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator, check_seed
+from icml25.utils.validation import check_array, check_scalar
 
 __all__ = [
     "burgers_1d",
@@ -36,20 +37,8 @@ __all__ = [
 ]
 
 
-def _check_count(name: str, value: int, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def grf_1d(n: int, grid: int, alpha: float = 2.0, tau: float = 5.0, sigma: float | None = None,
-           seed: int | np.random.Generator | None = 0) -> np.ndarray:
+           seed: Seed = 0) -> np.ndarray:
     """``n`` periodic samples of ``N(0, sigma^2 (-Laplacian + tau^2 I)^-alpha)`` on ``grid`` points of [0, 1).
 
     Sampled in Fourier space: mode ``k != 0`` has standard deviation
@@ -57,8 +46,8 @@ def grf_1d(n: int, grid: int, alpha: float = 2.0, tau: float = 5.0, sigma: float
     ``sigma`` defaults to ``tau^alpha`` (the FNO Burgers field: 625 (-Laplacian + 25 I)^-2).
     Returns an array of shape (n, grid).
     """
-    n, grid = _check_count("n", n), _check_count("grid", grid, 4)
-    sigma = tau**alpha if sigma is None else _check_positive("sigma", sigma)
+    n, grid = check_scalar(n, "n", "int", min=1), check_scalar(grid, "grid", "int", min=4)
+    sigma = tau**alpha if sigma is None else check_scalar(sigma, "sigma", "real", min=0.0, inclusive="neither")
     rng = as_generator(seed)
     k = np.arange(grid // 2 + 1)
     std = sigma * (4 * np.pi**2 * k**2 + tau**2) ** (-alpha / 2)
@@ -70,14 +59,14 @@ def grf_1d(n: int, grid: int, alpha: float = 2.0, tau: float = 5.0, sigma: float
 
 
 def grf_2d(n: int, grid: int, alpha: float = 2.0, tau: float = 3.0, sigma: float = 1.0,
-           seed: int | np.random.Generator | None = 0) -> np.ndarray:
+           seed: Seed = 0) -> np.ndarray:
     """``n`` periodic samples of ``N(0, sigma^2 (-Laplacian + tau^2 I)^-alpha)`` on a ``grid x grid`` mesh.
 
     Mode ``(k1, k2) != 0`` gets a complex normal coefficient of scale ``sigma (4 pi^2 |k|^2 + tau^2)^(-alpha/2)``
     and the field is the real part of the resulting complex field. Returns (n, grid, grid).
     """
-    n, grid = _check_count("n", n), _check_count("grid", grid, 4)
-    _check_positive("sigma", sigma)
+    n, grid = check_scalar(n, "n", "int", min=1), check_scalar(grid, "grid", "int", min=4)
+    check_scalar(sigma, "sigma", "real", min=0.0, inclusive="neither")
     rng = as_generator(seed)
     k = np.fft.fftfreq(grid, d=1.0 / grid)
     k2 = k[:, None] ** 2 + k[None, :] ** 2
@@ -98,12 +87,11 @@ def solve_burgers(u0: np.ndarray, nu: float = 0.1, T: float = 1.0, dt: float = 2
     solution is not finite. ``return_energy`` also returns ``mean(u^2)`` per sample after every step,
     shape (n, n_steps + 1).
     """
-    u0 = np.asarray(u0, dtype=np.float64)
-    if u0.ndim != 2 or u0.shape[1] < 4:
-        raise ValueError(f"u0 must have shape (n_samples, grid) with grid >= 4, got {u0.shape}")
-    if not np.all(np.isfinite(u0)):
-        raise ValueError("u0 contains NaN or inf")
-    nu, T, dt = _check_positive("nu", nu), _check_positive("T", T), _check_positive("dt", dt)
+    u0 = check_array(u0, "u0", ndim=2, dtype=np.float64)
+    if u0.shape[1] < 4:
+        raise ValueError(f"u0 must have shape (n_samples, grid) with grid >= 4, got shape {u0.shape}")
+    nu, T, dt = (check_scalar(v, name, "real", min=0.0, inclusive="neither")
+                 for v, name in ((nu, "nu"), (T, "T"), (dt, "dt")))
     grid = u0.shape[1]
     n_steps = max(1, math.ceil(T / dt - 1e-9))
     dt = T / n_steps
@@ -140,24 +128,27 @@ def solve_burgers(u0: np.ndarray, nu: float = 0.1, T: float = 1.0, dt: float = 2
 
 
 def burgers_1d(n: int, grid: int = 128, nu: float = 0.1, T: float = 1.0, solver_grid: int = 256,
-               dt: float = 5e-4, seed: int = 0, cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
+               dt: float = 5e-4, seed: Seed = 0, cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The FNO Burgers benchmark: ``(u0, u(T))``, each (n, grid), solved on ``solver_grid`` points.
 
     ``solver_grid`` must be a multiple of ``grid`` (the solution is subsampled), so the same seed and
     solver settings give the same samples at every ``grid`` that divides ``solver_grid`` (train at
-    128, evaluate at 256). Cached per (n, nu, T, solver_grid, dt, seed) when ``cache``.
+    128, evaluate at 256). Cached per (n, nu, T, solver_grid, dt, seed) when ``cache`` and ``seed`` is an
+    int (a Generator or None draws fresh samples that are not cached).
     """
-    n, grid = _check_count("n", n), _check_count("grid", grid, 4)
-    solver_grid = _check_count("solver_grid", solver_grid, 4)
+    n, grid = check_scalar(n, "n", "int", min=1), check_scalar(grid, "grid", "int", min=4)
+    solver_grid = check_scalar(solver_grid, "solver_grid", "int", min=4)
     if solver_grid % grid:
         raise ValueError(f"solver_grid ({solver_grid}) must be a multiple of grid ({grid})")
-    nu, T, dt = _check_positive("nu", nu), _check_positive("T", T), _check_positive("dt", dt)
+    nu, T, dt = (check_scalar(v, name, "real", min=0.0, inclusive="neither")
+                 for v, name in ((nu, "nu"), (T, "T"), (dt, "dt")))
 
     def make() -> dict[str, np.ndarray]:
         u0 = grf_1d(n, solver_grid, seed=seed)
         return {"u0": u0.astype(np.float32), "uT": solve_burgers(u0, nu, T, dt).astype(np.float32)}
 
-    data = cached_npz(f"burgers_n{n}_nu{nu:g}_T{T:g}_s{solver_grid}_dt{dt:g}_seed{seed}", make) if cache else make()
+    key = f"burgers_n{n}_nu{nu:g}_T{T:g}_s{solver_grid}_dt{dt:g}_seed{seed}"
+    data = cached_npz(key, make) if cache and isinstance(check_seed(seed), int) else make()
     stride = solver_grid // grid
     return data["u0"][:, ::stride], data["uT"][:, ::stride]
 
@@ -168,11 +159,11 @@ def darcy_matrix(a: np.ndarray) -> sp.csr_matrix:
     ``h = 1/(m+1)``; a face between two interior nodes uses the harmonic mean of their ``a``; a face to
     the boundary uses the node's own ``a``. Unknowns are ordered row-major; the matrix is scaled by h^2.
     """
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 2:
+    a = check_array(a, "a", ndim=2, dtype=np.float64)
+    if a.shape[0] != a.shape[1] or a.shape[0] < 2:
         raise ValueError(f"a must be a square 2-D array of size >= 2, got shape {a.shape}")
-    if not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError("the coefficient a must be finite and positive")
+    if np.any(a <= 0):
+        raise ValueError(f"a must have positive entries, got min {a.min():g}")
     m = a.shape[0]
     idx = np.arange(m * m).reshape(m, m)
     east = 2 * a[:, :-1] * a[:, 1:] / (a[:, :-1] + a[:, 1:])  # faces between (i, j) and (i, j+1)
@@ -196,7 +187,8 @@ def darcy_matrix(a: np.ndarray) -> sp.csr_matrix:
 def solve_darcy(a: np.ndarray, f: float = 1.0) -> np.ndarray:
     """Solve ``-div(a grad u) = f`` with ``u = 0`` on the boundary; ``a`` (m, m) on the interior nodes."""
     matrix = darcy_matrix(a)
-    m = a.shape[0]
+    f = check_scalar(f, "f", "real")
+    m = np.shape(a)[0]
     h = 1.0 / (m + 1)
     u = spla.spsolve(matrix.tocsc(), np.full(m * m, f * h * h))
     if not np.all(np.isfinite(u)):
@@ -206,21 +198,25 @@ def solve_darcy(a: np.ndarray, f: float = 1.0) -> np.ndarray:
 
 def darcy_residual(a: np.ndarray, u: np.ndarray, f: float = 1.0) -> float:
     """Max-norm residual of the discrete Darcy system (scaled by h^2) for a computed ``u``."""
-    m = np.asarray(a).shape[0]
+    matrix = darcy_matrix(a)
+    m = np.shape(a)[0]
+    u = check_array(u, "u", shape=(m, m), dtype=np.float64)
+    f = check_scalar(f, "f", "real")
     h = 1.0 / (m + 1)
-    return float(np.abs(darcy_matrix(a) @ np.asarray(u, dtype=np.float64).ravel() - f * h * h).max())
+    return float(np.abs(matrix @ u.ravel() - f * h * h).max())
 
 
-def darcy_2d(n: int, grid: int = 32, a_high: float = 12.0, a_low: float = 3.0, seed: int = 0,
+def darcy_2d(n: int, grid: int = 32, a_high: float = 12.0, a_low: float = 3.0, seed: Seed = 0,
              cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The FNO Darcy benchmark: ``(a, u)``, each (n, grid, grid), on the interior nodes of the unit square.
 
     ``a = a_high`` where a periodic GRF ``N(0, (-Laplacian + 9 I)^-2)`` sampled on the node grid is
     ``>= 0``, else ``a_low``; ``u`` solves ``-div(a grad u) = 1`` with zero boundary values.
-    Cached per (n, grid, a_high, a_low, seed) when ``cache``.
+    Cached per (n, grid, a_high, a_low, seed) when ``cache`` and ``seed`` is an int.
     """
-    n, grid = _check_count("n", n), _check_count("grid", grid, 4)
-    a_high, a_low = _check_positive("a_high", a_high), _check_positive("a_low", a_low)
+    n, grid = check_scalar(n, "n", "int", min=1), check_scalar(grid, "grid", "int", min=4)
+    a_high, a_low = (check_scalar(v, name, "real", min=0.0, inclusive="neither")
+                     for v, name in ((a_high, "a_high"), (a_low, "a_low")))
 
     def make() -> dict[str, np.ndarray]:
         field = grf_2d(n, grid, alpha=2.0, tau=3.0, seed=seed)
@@ -228,5 +224,6 @@ def darcy_2d(n: int, grid: int = 32, a_high: float = 12.0, a_low: float = 3.0, s
         u = np.stack([solve_darcy(sample) for sample in a])
         return {"a": a.astype(np.float32), "u": u.astype(np.float32)}
 
-    data = cached_npz(f"darcy_n{n}_g{grid}_a{a_high:g}-{a_low:g}_seed{seed}", make) if cache else make()
+    key = f"darcy_n{n}_g{grid}_a{a_high:g}-{a_low:g}_seed{seed}"
+    data = cached_npz(key, make) if cache and isinstance(check_seed(seed), int) else make()
     return data["a"], data["u"]

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_bool, check_choice, check_scalar
 
 __all__ = ["RelationalGamesLite", "PATTERNS", "TASKS"]
 
@@ -42,20 +43,15 @@ class RelationalGamesLite:
     """
 
     def __init__(self, task: str = "match_pattern", n_objects_bank: int = 64, d_obj: int = 32, noise: float = 0.1,
-                 split_banks: bool = True, n_bottom: int = 3, seed: int | np.random.Generator | None = 0) -> None:
-        if task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+                 split_banks: bool = True, n_bottom: int = 3, seed: Seed = 0) -> None:
+        task = check_choice(task, "task", TASKS)
+        n_bottom = check_scalar(n_bottom, "n_bottom", "int", min=1)
         needed = {"same_different": 2, "match_pattern": 6, "occurs": n_bottom + 1, "between": 3}[task]
-        if isinstance(n_objects_bank, bool) or not isinstance(n_objects_bank, int) or n_objects_bank < needed:
-            raise ValueError(f"n_objects_bank must be an integer >= {needed} for task {task!r}, got {n_objects_bank!r}")
-        if isinstance(d_obj, bool) or not isinstance(d_obj, int) or d_obj < 1:
-            raise ValueError(f"d_obj must be an integer >= 1, got {d_obj!r}")
-        if isinstance(n_bottom, bool) or not isinstance(n_bottom, int) or n_bottom < 1:
-            raise ValueError(f"n_bottom must be an integer >= 1, got {n_bottom!r}")
-        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0.0 <= noise < np.inf:
-            raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+        n_objects_bank = check_scalar(n_objects_bank, "n_objects_bank", "int", min=needed)
+        d_obj = check_scalar(d_obj, "d_obj", "int", min=1)
         self.task, self.n_objects_bank, self.d_obj = task, n_objects_bank, d_obj
-        self.noise, self.split_banks, self.n_bottom = float(noise), bool(split_banks), n_bottom
+        self.noise = check_scalar(noise, "noise", "real", min=0.0)
+        self.split_banks, self.n_bottom = check_bool(split_banks, "split_banks"), n_bottom
         rng = as_generator(seed)
         train = rng.standard_normal((n_objects_bank, d_obj))
         test = rng.standard_normal((n_objects_bank, d_obj))
@@ -67,13 +63,10 @@ class RelationalGamesLite:
         """Number of objects per instance."""
         return {"same_different": 2, "match_pattern": 6, "occurs": self.n_bottom + 1, "between": 3}[self.task]
 
-    def sample(self, n_samples: int, split: str = "train",
-               seed: int | np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, n_samples: int, split: str = "train", seed: Seed = None) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``n_samples`` balanced instances from the ``"train"`` or ``"test"`` object bank."""
-        if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
-            raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
-        if split not in self.banks:
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
+        split = check_choice(split, "split", ("train", "test"))
         rng = as_generator(seed)
         bank = self.banks[split]
         y = rng.permutation(np.arange(n_samples) % 2)

@@ -7,7 +7,7 @@ Example
 >>> data = HierarchicalFeatures(seed=0)                         # 8 parents x 4 children in R^32
 >>> sae = MatryoshkaSAE(d_in=32, d_sae=40, k=5, matryoshka_widths=[8, 40], seed=0)
 >>> history = train_sae(sae, data.batches(512, seed=1), steps=200, lr=3e-3, threshold_start_step=100)
->>> x, active, _ = data.sample(2048, torch.Generator().manual_seed(2))
+>>> x, active, _ = data.sample(2048, seed=2)
 >>> sorted(evaluate_sae(sae.eval(), x))[:3]
 ['dead_fraction', 'fvu', 'fvu_per_width']
 
@@ -44,6 +44,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml25.utils.random import Seed, int_seed, torch_generator
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_sequence
+
 ACTIVATIONS = ("batchtopk", "topk", "relu")
 PREFIX_SAMPLING = ("fixed", "random")
 CFG_FILE, WEIGHTS_FILE = "cfg.json", "sae_weights.pt"
@@ -63,15 +66,6 @@ __all__ = [
     "match_latents_f1",
     "train_sae",
 ]
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        upper = "" if high is None else f" and <= {high}"
-        raise ValueError(f"{name} must be >= {low}{upper}, got {value}")
-    return int(value)
 
 
 def check_activations(x: Any, d_in: int, name: str = "x") -> torch.Tensor:
@@ -101,22 +95,18 @@ class BatchTopKSAE(nn.Module):
     architecture = "batchtopk"
 
     def __init__(self, d_in: int, d_sae: int, k: int = 32, activation: str = "batchtopk",
-                 l1_coefficient: float = 1e-3, seed: int = 0, dtype: torch.dtype = torch.float32,
+                 l1_coefficient: float = 1e-3, seed: Seed = 0, dtype: torch.dtype = torch.float32,
                  device: torch.device | str | None = None) -> None:
         super().__init__()
-        self.d_in = _check_int("d_in", d_in, 1)
-        self.d_sae = _check_int("d_sae", d_sae, 1)
-        self.k = _check_int("k", k, 1, self.d_sae)
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        if not (isinstance(l1_coefficient, (int, float)) and l1_coefficient >= 0):
-            raise ValueError(f"l1_coefficient must be a number >= 0, got {l1_coefficient!r}")
-        self.activation = activation
-        self.l1_coefficient = float(l1_coefficient)
-        self.seed = _check_int("seed", seed, 0)
+        self.d_in = check_scalar(d_in, "d_in", "int", min=1)
+        self.d_sae = check_scalar(d_sae, "d_sae", "int", min=1)
+        self.k = check_scalar(k, "k", "int", min=1, max=self.d_sae)
+        self.activation = check_choice(activation, "activation", ACTIVATIONS)
+        self.l1_coefficient = check_scalar(l1_coefficient, "l1_coefficient", "real", min=0.0)
+        self.seed = int_seed(seed)  # an int, so that cfg.json rebuilds the same initialisation
         self.widths: tuple[int, ...] = (self.d_sae,)
         self.group_weights: tuple[float, ...] = (1.0,)
-        g = torch.Generator().manual_seed(self.seed)
+        g = torch_generator(self.seed)
         bound = math.sqrt(6.0 / self.d_in)  # Kaiming uniform, then unit-norm rows
         w_dec = (torch.rand(self.d_sae, self.d_in, generator=g, dtype=torch.float64) * 2 - 1) * bound
         w_dec = w_dec / w_dec.norm(dim=1, keepdim=True)
@@ -184,7 +174,7 @@ class BatchTopKSAE(nn.Module):
         if not isinstance(f, torch.Tensor) or f.dim() != 2 or f.shape[-1] != self.d_sae:
             shape = tuple(f.shape) if isinstance(f, torch.Tensor) else type(f).__name__
             raise ValueError(f"f must be a tensor of shape (batch, {self.d_sae}), got {shape}")
-        m = self.d_sae if width is None else _check_int("width", width, 1, self.d_sae)
+        m = self.d_sae if width is None else check_scalar(width, "width", "int", min=1, max=self.d_sae)
         return self.b_dec + f[:, :m].to(self.W_dec.dtype) @ self.W_dec[:m]
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -199,22 +189,24 @@ class BatchTopKSAE(nn.Module):
         return [self.decode(f, w) for w in widths]
 
     # training loss -------------------------------------------------------------------------------------
-    def _loss_widths(self, generator: torch.Generator | None) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    def _loss_widths(self, seed: Seed | torch.Generator) -> tuple[tuple[int, ...], tuple[float, ...]]:
         return self.widths, self.group_weights
 
     def loss(self, x: torch.Tensor, aux_loss_coefficient: float = 1 / 32, dead_tokens: int | None = None,
-             generator: torch.Generator | None = None) -> dict[str, Any]:
+             seed: Seed | torch.Generator = None) -> dict[str, Any]:
         """Training loss on a batch: ``total``, ``mse`` (weighted sum over widths), ``per_width``, ``aux``, ``l1``.
 
         Squared errors are summed over the input dimension and averaged over the batch.  The reconstruction
         is accumulated group by group, so n widths cost one decoder product in total.  ``aux`` is the
         normalised auxK loss on latents that have not fired for ``dead_tokens`` tokens (TopK variants only;
-        0 when none is dead); ``f`` and ``pre`` are returned for the training statistics.
+        0 when none is dead); ``f`` and ``pre`` are returned for the training statistics.  ``seed`` (an int, a
+        NumPy Generator, None or a ``torch.Generator``, advanced by the call) draws the prefixes of
+        ``prefix_sampling="random"``; the other SAEs draw nothing.
         """
         x = self._check(x)
         pre = self.encode_pre(x)
         f = self.sparsify(pre, use_threshold=False)
-        widths, weights = self._loss_widths(generator)
+        widths, weights = self._loss_widths(seed)
         x_hat = self.b_dec.expand_as(x)
         start, per_width = 0, []
         for width in widths:
@@ -286,34 +278,28 @@ class MatryoshkaSAE(BatchTopKSAE):
     def __init__(self, d_in: int, d_sae: int, k: int = 32, matryoshka_widths: Sequence[int] | None = None,
                  group_fractions: Sequence[float] | None = None, group_weights: Sequence[float] | None = None,
                  prefix_sampling: str = "fixed", n_prefixes: int = 10, pareto_alpha: float = 1.0,
-                 activation: str = "batchtopk", l1_coefficient: float = 1e-3, seed: int = 0,
+                 activation: str = "batchtopk", l1_coefficient: float = 1e-3, seed: Seed = 0,
                  dtype: torch.dtype = torch.float32, device: torch.device | str | None = None) -> None:
         super().__init__(d_in, d_sae, k, activation, l1_coefficient, seed, dtype, device)
-        if prefix_sampling not in PREFIX_SAMPLING:
-            raise ValueError(f"prefix_sampling must be one of {PREFIX_SAMPLING}, got {prefix_sampling!r}")
-        self.prefix_sampling = prefix_sampling
-        self.n_prefixes = _check_int("n_prefixes", n_prefixes, 1)
-        if not (isinstance(pareto_alpha, (int, float)) and pareto_alpha > 0):
-            raise ValueError(f"pareto_alpha must be a number > 0, got {pareto_alpha!r}")
-        self.pareto_alpha = float(pareto_alpha)
+        self.prefix_sampling = check_choice(prefix_sampling, "prefix_sampling", PREFIX_SAMPLING)
+        self.n_prefixes = check_scalar(n_prefixes, "n_prefixes", "int", min=1)
+        self.pareto_alpha = check_scalar(pareto_alpha, "pareto_alpha", "real", min=0.0, inclusive="neither")
         self.widths = self._resolve_widths(matryoshka_widths, group_fractions)
         if group_weights is None:
             self.group_weights = tuple(1.0 / len(self.widths) for _ in self.widths)
         else:
-            weights = [float(w) for w in group_weights]
-            if len(weights) != len(self.widths):
-                raise ValueError(f"group_weights needs one weight per width ({len(self.widths)}: {self.widths}), "
-                                 f"got {len(weights)}")
-            if any(w < 0 or not math.isfinite(w) for w in weights):
-                raise ValueError(f"group_weights must be finite and >= 0, got {weights}")
-            self.group_weights = tuple(weights)
+            weights = check_array(group_weights, "group_weights", ndim=1, dtype=float,
+                                  shape=(len(self.widths),))
+            if np.any(weights < 0):
+                raise ValueError(f"group_weights must be >= 0, got {weights.tolist()}")
+            self.group_weights = tuple(float(w) for w in weights)
 
     def _resolve_widths(self, widths: Sequence[int] | None, fractions: Sequence[float] | None) -> tuple[int, ...]:
         if widths is not None and fractions is not None:
             raise ValueError("give matryoshka_widths or group_fractions, not both")
         if fractions is not None:
-            fr = [float(v) for v in fractions]
-            if not fr or any(v <= 0 for v in fr) or abs(sum(fr) - 1.0) > 1e-6:
+            fr = check_array(fractions, "group_fractions", ndim=1, dtype=float, min_len=1).tolist()
+            if any(v <= 0 for v in fr) or abs(sum(fr) - 1.0) > 1e-6:
                 raise ValueError(f"group_fractions must be positive and sum to 1 (tol 1e-6), got {fr}")
             sizes = [int(round(v * self.d_sae)) for v in fr[:-1]]
             sizes.append(self.d_sae - sum(sizes))
@@ -322,8 +308,9 @@ class MatryoshkaSAE(BatchTopKSAE):
             return tuple(int(v) for v in np.cumsum(sizes))
         if widths is None:
             return (self.d_sae,)
-        out = [_check_int("matryoshka width", w, 1, self.d_sae) for w in widths]
-        if not out or any(b <= a for a, b in zip(out, out[1:], strict=False)):
+        out = check_sequence(widths, "matryoshka_widths", min_len=1,
+                             item=lambda w, name: check_scalar(w, name, "int", min=1, max=self.d_sae))
+        if any(b <= a for a, b in zip(out, out[1:], strict=False)):
             raise ValueError(f"matryoshka_widths must be strictly increasing, got {list(widths)}")
         if out[-1] != self.d_sae:
             out.append(self.d_sae)
@@ -335,12 +322,12 @@ class MatryoshkaSAE(BatchTopKSAE):
                 "prefix_sampling": self.prefix_sampling, "n_prefixes": self.n_prefixes,
                 "pareto_alpha": self.pareto_alpha}
 
-    def _loss_widths(self, generator: torch.Generator | None) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    def _loss_widths(self, seed: Seed | torch.Generator) -> tuple[tuple[int, ...], tuple[float, ...]]:
         if self.prefix_sampling == "fixed":
             return self.widths, self.group_weights
         m = torch.arange(1, self.d_sae + 1, dtype=torch.float64)
         probs = m.pow(-(1.0 + self.pareto_alpha))
-        draws = torch.multinomial(probs, self.n_prefixes, replacement=True, generator=generator) + 1
+        draws = torch.multinomial(probs, self.n_prefixes, replacement=True, generator=torch_generator(seed)) + 1
         widths = tuple(sorted({*draws.tolist(), self.d_sae}))
         return widths, tuple(1.0 / len(widths) for _ in widths)
 
@@ -366,8 +353,13 @@ def load_sae(path: str | Path, device: torch.device | str | None = None) -> Batc
 
 def geometric_median(x: torch.Tensor, max_iter: int = 100, tol: float = 1e-5) -> torch.Tensor:
     """Geometric median of the rows of ``x`` by Weiszfeld iterations (the reference ``b_dec`` init)."""
-    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[0] < 1 or not x.is_floating_point():
-        raise ValueError(f"x must be a float tensor of shape (n >= 1, d), got {getattr(x, 'shape', type(x))}")
+    check_instance(x, "x", torch.Tensor)
+    if x.dim() != 2 or x.shape[0] < 1:
+        raise ValueError(f"x must have shape (n >= 1, d), got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
+    tol = check_scalar(tol, "tol", "real", min=0.0)
     median = x.mean(0)
     for _ in range(max_iter):
         weights = 1.0 / (x - median).norm(dim=1).clamp_min(1e-8)
@@ -415,7 +407,7 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
               lr: float | None = None, warmup_steps: int = 100, decay_start: int | None = None,
               aux_loss_coefficient: float = 1 / 32, dead_tokens: int | None = None,
               threshold_start_step: int = 1000, threshold_beta: float = 0.999, normalize_decoder: bool = True,
-              init_b_dec: str = "geometric_median", max_grad_norm: float = 1.0, seed: int = 0,
+              init_b_dec: str = "geometric_median", max_grad_norm: float = 1.0, seed: Seed = 0,
               log_every: int = 50, callback: Callable[[int, dict[str, Any]], None] | None = None) -> TrainHistory:
     """Train ``sae`` in place with the reference recipe (dictionary_learning's BatchTopK / Matryoshka trainers).
 
@@ -427,21 +419,23 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
     gradient norm to ``max_grad_norm``, Adam (0.9, 0.999), unit-norm decoder rows (``normalize_decoder``).
     The BatchTopK inference threshold is an EMA (``threshold_beta``) of the smallest kept activation from
     ``threshold_start_step`` on.  ``dead_tokens`` (default 200 batches) defines dead latents for the auxK
-    loss.  The SAE is left in eval mode.
+    loss.  ``seed`` drives the mini-batch order and the random prefixes.  The SAE is left in eval mode.
     """
-    if not isinstance(sae, BatchTopKSAE):
-        raise TypeError(f"sae must be a BatchTopKSAE or MatryoshkaSAE, got {type(sae).__name__}")
-    steps = _check_int("steps", steps, 1)
-    batch_size = _check_int("batch_size", batch_size, 1)
-    if init_b_dec not in ("geometric_median", "zeros"):
-        raise ValueError(f"init_b_dec must be 'geometric_median' or 'zeros', got {init_b_dec!r}")
-    lr = default_lr(sae.d_sae) if lr is None else lr
-    if not (isinstance(lr, (int, float)) and lr > 0):
-        raise ValueError(f"lr must be a number > 0, got {lr!r}")
-    if not 0.0 <= threshold_beta < 1.0:
-        raise ValueError(f"threshold_beta must be in [0, 1), got {threshold_beta}")
-    dead_tokens = 200 * batch_size if dead_tokens is None else _check_int("dead_tokens", dead_tokens, 1)
-    generator = torch.Generator().manual_seed(seed)
+    check_instance(sae, "sae", BatchTopKSAE, "a BatchTopKSAE or MatryoshkaSAE")
+    steps = check_scalar(steps, "steps", "int", min=1)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    init_b_dec = check_choice(init_b_dec, "init_b_dec", ("geometric_median", "zeros"))
+    lr = check_scalar(default_lr(sae.d_sae) if lr is None else lr, "lr", "real", min=0.0, inclusive="neither")
+    warmup_steps = check_scalar(warmup_steps, "warmup_steps", "int", min=0)
+    if decay_start is not None:
+        decay_start = check_scalar(decay_start, "decay_start", "int", min=0)
+    aux_loss_coefficient = check_scalar(aux_loss_coefficient, "aux_loss_coefficient", "real", min=0.0)
+    threshold_start_step = check_scalar(threshold_start_step, "threshold_start_step", "int", min=0)
+    threshold_beta = check_scalar(threshold_beta, "threshold_beta", "real", min=0.0, max=1.0, inclusive="left")
+    max_grad_norm = check_scalar(max_grad_norm, "max_grad_norm", "real", min=0.0, inclusive="neither")
+    log_every = check_scalar(log_every, "log_every", "int", min=1)
+    dead_tokens = 200 * batch_size if dead_tokens is None else check_scalar(dead_tokens, "dead_tokens", "int", min=1)
+    generator = torch_generator(seed)
     batches = _batch_iterator(data, batch_size, generator)
     optimizer = torch.optim.Adam(sae.parameters(), lr=lr, betas=(0.9, 0.999))
 
@@ -460,7 +454,7 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
             break
         x = sae._check(x.to(sae.W_dec.device) if isinstance(x, torch.Tensor) else x, "batch")
         if not torch.isfinite(x).all():
-            raise ValueError(f"batch at step {step} contains NaN or inf")
+            raise ValueError(f"batch at step {step} must contain only finite values, got NaN or inf")
         if step == 0 and init_b_dec == "geometric_median":
             with torch.no_grad():
                 sae.b_dec.copy_(geometric_median(x))
@@ -499,7 +493,7 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
 
 
 class HierarchicalFeatures:
-    """Synthetic feature hierarchy with exact ground truth (the absorption benchmark of the brief).
+    """Synthetic feature hierarchy with exact ground truth, on which feature absorption is measured exactly.
 
     ``n_parents`` parent features, each with ``children_per_parent`` children, plus ``n_independent`` free
     features, as random unit directions in R^d (re-drawn until max |cos| < ``max_cos``, from their own
@@ -513,28 +507,27 @@ class HierarchicalFeatures:
     def __init__(self, n_parents: int = 8, children_per_parent: int = 4, n_independent: int = 0, d: int = 32,
                  p_parent: float = 0.25, p_child_given_parent: float = 0.4,
                  magnitude: tuple[float, float] = (0.5, 1.5), noise_std: float = 0.0, max_cos: float = 0.6,
-                 seed: int = 0) -> None:
-        self.n_parents = _check_int("n_parents", n_parents, 1)
-        self.children_per_parent = _check_int("children_per_parent", children_per_parent, 1)
-        self.n_independent = _check_int("n_independent", n_independent, 0)
-        self.d = _check_int("d", d, 1)
-        for name, p in (("p_parent", p_parent), ("p_child_given_parent", p_child_given_parent)):
-            if not 0.0 < p <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1], got {p}")
-        lo, hi = magnitude
+                 seed: Seed = 0) -> None:
+        self.n_parents = check_scalar(n_parents, "n_parents", "int", min=1)
+        self.children_per_parent = check_scalar(children_per_parent, "children_per_parent", "int", min=1)
+        self.n_independent = check_scalar(n_independent, "n_independent", "int", min=0)
+        self.d = check_scalar(d, "d", "int", min=1)
+        self.p_parent, self.p_child_given_parent = (
+            check_scalar(p, name, "real", min=0.0, max=1.0, inclusive="right")
+            for name, p in (("p_parent", p_parent), ("p_child_given_parent", p_child_given_parent)))
+        lo, hi = check_array(magnitude, "magnitude", shape=(2,), dtype=float).tolist()
         if not 0.0 <= lo <= hi:
             raise ValueError(f"magnitude must be (low, high) with 0 <= low <= high, got {magnitude}")
-        if noise_std < 0 or not 0.0 < max_cos <= 1.0:
-            raise ValueError(f"need noise_std >= 0 and 0 < max_cos <= 1, got {noise_std}, {max_cos}")
-        self.p_parent, self.p_child_given_parent = float(p_parent), float(p_child_given_parent)
-        self.magnitude, self.noise_std = (float(lo), float(hi)), float(noise_std)
+        self.magnitude = (lo, hi)
+        self.noise_std = check_scalar(noise_std, "noise_std", "real", min=0.0)
+        max_cos = check_scalar(max_cos, "max_cos", "real", min=0.0, max=1.0, inclusive="right")
         self.n_features = self.n_parents * (1 + self.children_per_parent) + self.n_independent
         self.parents = np.arange(self.n_parents)
         base = self.n_parents
         self.children = np.arange(base, base + self.n_parents * self.children_per_parent).reshape(
             self.n_parents, self.children_per_parent)
         self.independent = np.arange(base + self.children.size, self.n_features)
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5AE]))
+        rng = np.random.default_rng(np.random.SeedSequence([int_seed(seed), 0x5AE]))
         for _ in range(10_000):
             dirs = rng.standard_normal((self.n_features, self.d))
             dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
@@ -545,16 +538,14 @@ class HierarchicalFeatures:
             raise ValueError(f"could not draw {self.n_features} directions in R^{self.d} with max |cos| < {max_cos}")
         self.directions = torch.from_numpy(dirs.astype(np.float32))
 
-    def sample(self, n: int, generator: torch.Generator | int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def sample(self, n: int, seed: Seed | torch.Generator = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(x, active, coeff)``: activations (n, d), boolean activity (n, n_features), coefficients (n, n_features).
 
-        ``generator``: a ``torch.Generator`` (advanced by the call) or an int seed.
+        ``seed``: an int, a NumPy Generator or None (see ``icml25.utils.random``), or a ``torch.Generator``
+        (advanced by the call, so that successive calls draw fresh samples).
         """
-        n = _check_int("n", n, 1)
-        if isinstance(generator, torch.Generator):
-            g = generator
-        else:
-            g = torch.Generator().manual_seed(_check_int("generator seed", generator, 0))
+        n = check_scalar(n, "n", "int", min=1)
+        g = torch_generator(seed)
         parent = torch.rand(n, self.n_parents, generator=g) < self.p_parent
         child = torch.rand(n, self.n_parents, self.children_per_parent, generator=g) < self.p_child_given_parent
         child = (child & parent[:, :, None]).reshape(n, -1)
@@ -567,9 +558,10 @@ class HierarchicalFeatures:
             x = x + self.noise_std * torch.randn(n, self.d, generator=g)
         return x, active, coeff
 
-    def batches(self, batch_size: int, seed: int = 0) -> Iterator[torch.Tensor]:
+    def batches(self, batch_size: int, seed: Seed = 0) -> Iterator[torch.Tensor]:
         """An endless stream of fresh batches (x only), deterministic given ``seed``."""
-        g = torch.Generator().manual_seed(seed)
+        batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+        g = torch_generator(seed)
         while True:
             yield self.sample(batch_size, g)[0]
 
@@ -583,6 +575,8 @@ def fvu(x: torch.Tensor, x_hat: torch.Tensor) -> float:
         raise ValueError(f"x and x_hat must be tensors of the same shape, got {getattr(x, 'shape', x)} and "
                          f"{getattr(x_hat, 'shape', x_hat)}")
     x, x_hat = x.detach(), x_hat.detach()
+    if not (torch.isfinite(x).all() and torch.isfinite(x_hat).all()):
+        raise ValueError("x and x_hat must contain only finite values, got NaN or inf")
     total = float((x - x.mean(0)).pow(2).sum())
     if total == 0.0:
         warnings.warn("fvu: x has zero variance; returning nan", stacklevel=2)
@@ -663,7 +657,7 @@ def evaluate_sae(sae: BatchTopKSAE, x: torch.Tensor, use_threshold: bool | None 
     ``l0``, ``dead_fraction`` (latents that never fire on ``x``), ``widths``.  Eval mode uses the threshold."""
     x = sae._check(x)
     if not torch.isfinite(x).all():
-        raise ValueError("x contains NaN or inf")
+        raise ValueError("x must contain only finite values, got NaN or inf")
     fs = [sae.encode(chunk, use_threshold) for chunk in x.split(batch_size)]
     f = torch.cat(fs)
     per_width = [fvu(x, sae.decode(f, w)) for w in sae.widths]

@@ -50,6 +50,16 @@ from scipy.stats import chi2, spearmanr
 from scipy.stats import t as student_t
 from torch import nn
 
+from icml25.utils.random import Seed, int_seed, torch_generator
+from icml25.utils.validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
+
 GATE, UP, DOWN = "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"
 TINY = float(np.finfo(np.float64).tiny)
 ModelLike = nn.Module | Mapping[str, torch.Tensor]
@@ -133,11 +143,9 @@ class PermTestResult:
 # Matching and p-values (Algorithms 2-4)
 # --------------------------------------------------------------------------------------------
 def _as_matrix(M: Any, name: str) -> np.ndarray:
-    arr = M.detach().cpu().double().numpy() if isinstance(M, torch.Tensor) else np.asarray(M, dtype=np.float64)
-    if arr.ndim != 2 or min(arr.shape) == 0:
+    arr = check_array(M, name, ndim=2, dtype=np.float64)
+    if min(arr.shape) == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (rows = hidden units), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
     return arr
 
 
@@ -169,8 +177,7 @@ def match_rows(A: Any, B: Any, metric: str = "cosine") -> np.ndarray:
     larger: if ``A`` has fewer rows, ``perm[i]`` indexes ``B``; otherwise ``perm[j]`` is the row of
     ``A`` matched to row ``j`` of ``B``.
     """
-    if metric not in ("cosine", "l2"):
-        raise ValueError(f"metric must be 'cosine' or 'l2', got {metric!r}")
+    check_choice(metric, "metric", ("cosine", "l2"))
     A, B = _as_matrix(A, "A"), _as_matrix(B, "B")
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A and B must have the same number of columns, got {A.shape[1]} and {B.shape[1]}")
@@ -188,13 +195,13 @@ def spearman_pvalue(perm_a: Any, perm_b: Any, *, alternative: str = "two-sided")
 
 
 def _spearman(perm_a: Any, perm_b: Any, alternative: str) -> tuple[float, float]:
-    a, b = np.asarray(perm_a, dtype=np.float64).ravel(), np.asarray(perm_b, dtype=np.float64).ravel()
+    check_choice(alternative, "alternative", ("two-sided", "greater", "less"))
+    a = check_array(perm_a, "perm_a", dtype=np.float64).ravel()
+    b = check_array(perm_b, "perm_b", dtype=np.float64).ravel()
     if a.shape != b.shape:
         raise ValueError(f"the two index vectors must have the same length, got {a.size} and {b.size}")
     if a.size < 4:
         raise ValueError(f"at least 4 matched hidden units are needed for a Spearman p-value, got {a.size}")
-    if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return 1.0, 0.0
     if np.unique(a).size < a.size or np.unique(b).size < b.size:  # ties: SciPy's mid-ranks
@@ -216,11 +223,11 @@ def fisher_combine(pvalues: Sequence[float]) -> float:
 
 
 def _fisher(pvalues: Sequence[float]) -> tuple[float, float]:
-    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    p = check_array(pvalues, "pvalues", dtype=np.float64).ravel()
     if p.size == 0:
-        raise ValueError("fisher_combine needs at least one p-value")
-    if np.any(np.isnan(p)) or np.any(p < 0) or np.any(p > 1):
-        raise ValueError(f"p-values must lie in [0, 1], got {p.tolist()}")
+        raise ValueError("pvalues must have at least 1 entry, got 0")
+    if np.any(p < 0) or np.any(p > 1):
+        raise ValueError(f"pvalues must lie in [0, 1], got {p.tolist()}")
     stat = float(-2.0 * np.log(np.maximum(p, TINY)).sum())
     return max(float(chi2.sf(stat, df=2 * p.size)), TINY), stat
 
@@ -400,7 +407,7 @@ def _hidden_permutations(w: Mapping[str, torch.Tensor], patterns: tuple[str, str
 
 
 def perm_test(model1: ModelLike, model2: ModelLike, statistic: Callable[[Any, Any], float], *, T: int = 99,
-              seed: int | torch.Generator = 0,
+              seed: Seed | torch.Generator = 0,
               transform: str | Callable[[dict[str, torch.Tensor], torch.Generator], dict[str, torch.Tensor]]
               = "hidden_perm", gate_pattern: str = GATE, up_pattern: str = UP,
               down_pattern: str = DOWN) -> PermTestResult:
@@ -411,10 +418,10 @@ def perm_test(model1: ModelLike, model2: ModelLike, statistic: Callable[[Any, An
     every MLP block (``transform="hidden_perm"``; or a callable ``(state_dict, generator) -> state_dict``
     drawing from another transformation class).  The copies have the same type as ``model2``
     (a module or a state dict).  Valid for any statistic and any training data under the
-    constrained null; the smallest reachable p-value is ``1 / (T + 1)``.
+    constrained null; the smallest reachable p-value is ``1 / (T + 1)``.  ``seed`` draws the permutations
+    (a ``torch.Generator`` is used as is and advanced).
     """
-    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+    T = check_scalar(T, "T", "int", min=1)
     if T < 19:
         warnings.warn(f"with T = {T} permuted copies the p-value cannot go below {1 / (T + 1):.3g} (use T >= 19)",
                       stacklevel=2)
@@ -428,7 +435,7 @@ def perm_test(model1: ModelLike, model2: ModelLike, statistic: Callable[[Any, An
     else:
         raise ValueError(f"transform must be 'hidden_perm' or a callable (state_dict, generator) -> state_dict, "
                          f"got {transform!r}")
-    generator = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
+    generator = torch_generator(seed)
     observed = float(statistic(model1, model2))
     holder = copy.deepcopy(model2) if isinstance(model2, nn.Module) else None
     null = np.empty(T)
@@ -451,10 +458,9 @@ def _forward(model: Any, inputs: torch.Tensor, name: str) -> torch.Tensor:
     if not isinstance(model, nn.Module):
         raise TypeError(f"{name} must be an nn.Module to run inputs through it (got {type(model).__name__}); "
                         f"load a state dict into its module first")
-    if not isinstance(inputs, torch.Tensor):
-        raise TypeError(f"inputs must be a torch.Tensor, got {type(inputs).__name__}")
+    check_instance(inputs, "inputs", torch.Tensor, "a torch.Tensor")
     if inputs.is_floating_point() and not bool(torch.isfinite(inputs).all()):
-        raise ValueError("inputs contain NaN or infinite values")
+        raise ValueError("inputs must contain only finite values, got NaN or inf")
     was_training = model.training
     model.eval()
     try:
@@ -551,8 +557,7 @@ def match_test(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, *, ga
     ``localize``) or a list of ``(l, l')``.  The p-value of the result is the Fisher combination of
     the tested pairs (independent under H0 only for disjoint pairs, e.g. the diagonal).
     """
-    if metric not in ("cosine", "l2"):
-        raise ValueError(f"metric must be 'cosine' or 'l2', got {metric!r}")
+    check_choice(metric, "metric", ("cosine", "l2"))
     acts1, acts2 = _activations(model1, model2, inputs, (gate_pattern, up_pattern))
     names1, names2 = list(acts1), list(acts2)
     if isinstance(block_pairs, str):
@@ -581,8 +586,7 @@ def localize(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, *, thre
     block at most once, keeping pairs with ``p < threshold`` (1e-6 as in the official code).
     Returns ``{block of model1: block of model2}`` (0-based).
     """
-    if not 0 < threshold < 1:
-        raise ValueError(f"threshold must lie in (0, 1), got {threshold!r}")
+    check_scalar(threshold, "threshold", "real", min=0.0, max=1.0, inclusive="neither")
     res = match_test(model1, model2, inputs, gate_pattern=gate_pattern, up_pattern=up_pattern, block_pairs="all",
                      metric=metric)
     mapping: dict[int, int] = {}
@@ -593,17 +597,20 @@ def localize(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, *, thre
 
 
 def distill_glu(block: Callable[[torch.Tensor], torch.Tensor], d_in: int, h: int, *, steps: int = 2000,
-                batch_size: int = 512, lr: float = 1e-3, seed: int = 0, dtype: torch.dtype = torch.float32,
+                batch_size: int = 512, lr: float = 1e-3, seed: Seed = 0, dtype: torch.dtype = torch.float32,
                 device: str | torch.device = "cpu") -> GLUMLP:
     """Fit a fresh GLU MLP (width ``h``) to ``block`` on Gaussian inputs ``x ~ N(0, I_{d_in})`` (MSE, Adam).
 
     The first step of the generalised robust test (Algorithm 5): any MLP (GLU or not, retrained or
-    not) is replaced by a GLU student whose gate and up activations MATCH can compare.
+    not) is replaced by a GLU student whose gate and up activations MATCH can compare.  ``seed`` initialises
+    the student and draws the inputs.
     """
-    for name, value in (("d_in", d_in), ("h", h), ("steps", steps), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    generator = torch.Generator(device="cpu").manual_seed(seed)
+    check_callable(block, "block")
+    d_in, h, steps, batch_size = (check_scalar(v, name, "int", min=1) for v, name in (
+        (d_in, "d_in"), (h, "h"), (steps, "steps"), (batch_size, "batch_size")))
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    seed = int_seed(seed)
+    generator = torch_generator(seed)
     student = GLUMLP(d_in, h, seed=seed).to(device=device, dtype=dtype)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
     with torch.enable_grad():  # also when called under torch.no_grad()
@@ -621,7 +628,7 @@ def distill_glu(block: Callable[[torch.Tensor], torch.Tensor], d_in: int, h: int
 
 def generalized_match_test(block1: Callable[[torch.Tensor], torch.Tensor],
                            block2: Callable[[torch.Tensor], torch.Tensor], d_in: int, h: int, *, steps: int = 2000,
-                           n_inputs: int = 2048, lr: float = 1e-3, seed: int = 0,
+                           n_inputs: int = 2048, lr: float = 1e-3, seed: Seed = 0,
                            alternative: str = "two-sided") -> BlockTest:
     """Algorithm 5: distil each block into a GLU MLP (``distill_glu``), then MATCH the two students.
 
@@ -629,9 +636,11 @@ def generalized_match_test(block1: Callable[[torch.Tensor], torch.Tensor],
     (``seed`` and ``seed + 1``): a shared start would make the students of any two blocks look
     related.
     """
+    seed = int_seed(seed)
+    n_inputs = check_scalar(n_inputs, "n_inputs", "int", min=1)
     s1 = distill_glu(block1, d_in, h, steps=steps, lr=lr, seed=seed)
     s2 = distill_glu(block2, d_in, h, steps=steps, lr=lr, seed=seed + 1)
-    probe = torch.randn(n_inputs, d_in, generator=torch.Generator().manual_seed(seed + 2))
+    probe = torch.randn(n_inputs, d_in, generator=torch_generator(seed + 2))
     acts1, acts2 = _activations(s1, s2, probe, ("gate_proj", "up_proj"))
     a, b = next(iter(acts1.values())), next(iter(acts2.values()))
     return _match_block(0, 0, "student1.", "student2.", a, b, "gate_proj", "up_proj", "l2", alternative)
@@ -640,6 +649,11 @@ def generalized_match_test(block1: Callable[[torch.Tensor], torch.Tensor],
 # --------------------------------------------------------------------------------------------
 # Models: TinyGLU (RMSNorm without gain, SwiGLU MLP blocks)
 # --------------------------------------------------------------------------------------------
+def _linear(d_in: int, d_out: int, generator: torch.Generator, bias: bool = True) -> nn.Linear:
+    """A Linear layer initialised from ``generator`` only (never from the global torch RNG)."""
+    return _init_linear(nn.utils.skip_init(nn.Linear, d_in, d_out, bias=bias), generator)
+
+
 def _init_linear(layer: nn.Linear, generator: torch.Generator) -> nn.Linear:
     """PyTorch's default Linear initialisation U(-1/sqrt(fan_in), 1/sqrt(fan_in)), i.i.d. and seeded."""
     bound = 1.0 / math.sqrt(layer.in_features)
@@ -655,21 +669,26 @@ class RMSNorm(nn.Module):
 
     def __init__(self, eps: float = 1e-6) -> None:
         super().__init__()
-        self.eps = eps
+        self.eps = check_scalar(eps, "eps", "real", min=0.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
 class GLUMLP(nn.Module):
-    """SwiGLU MLP ``down(silu(gate(x)) * up(x))`` without biases, as in Llama."""
+    """SwiGLU MLP ``down(silu(gate(x)) * up(x))`` without biases, as in Llama.
 
-    def __init__(self, d: int, h: int, *, seed: int | torch.Generator = 0) -> None:
+    Weights are i.i.d. PyTorch-default Linear draws from ``seed`` (a ``torch.Generator`` is used as is and
+    advanced); the caller's global torch RNG is not touched.
+    """
+
+    def __init__(self, d: int, h: int, *, seed: Seed | torch.Generator = 0) -> None:
         super().__init__()
-        g = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(int(seed))
-        self.gate_proj = _init_linear(nn.Linear(d, h, bias=False), g)
-        self.up_proj = _init_linear(nn.Linear(d, h, bias=False), g)
-        self.down_proj = _init_linear(nn.Linear(h, d, bias=False), g)
+        d, h = check_scalar(d, "d", "int", min=1), check_scalar(h, "h", "int", min=1)
+        g = torch_generator(seed)
+        self.gate_proj = _linear(d, h, g, bias=False)
+        self.up_proj = _linear(d, h, g, bias=False)
+        self.down_proj = _linear(h, d, g, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -691,23 +710,23 @@ class TinyGLU(nn.Module):
     A Llama-shaped classifier small enough for CPU: parameter names are ``embed``,
     ``blocks.<l>.mlp.{gate,up,down}_proj`` and ``head``.  ``h`` is one width or one per block.
     Initialisation is i.i.d. (PyTorch's default Linear law) from ``seed``, hence invariant to
-    hidden-unit permutations, as the constrained test assumes.
+    hidden-unit permutations, as the constrained test assumes; the caller's global torch RNG is not touched.
     """
 
     def __init__(self, d_in: int = 64, d: int = 32, h: int | Sequence[int] = 64, n_blocks: int = 2,
-                 n_out: int = 10, *, seed: int = 0) -> None:
+                 n_out: int = 10, *, seed: Seed = 0) -> None:
         super().__init__()
-        widths = [h] * n_blocks if isinstance(h, int) else list(h)
-        for name, value in (("d_in", d_in), ("d", d), ("n_blocks", n_blocks), ("n_out", n_out), *(
-                ("h", w) for w in widths)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        d_in, d, n_blocks, n_out = (check_scalar(v, name, "int", min=1) for v, name in (
+            (d_in, "d_in"), (d, "d"), (n_blocks, "n_blocks"), (n_out, "n_out")))
+        one = isinstance(h, (int, np.integer)) and not isinstance(h, bool)
+        widths = check_sequence([h] * n_blocks if one else h, "h",
+                                item=lambda w, name: check_scalar(w, name, "int", min=1))
         if len(widths) != n_blocks:
-            raise ValueError(f"h lists {len(widths)} widths for {n_blocks} blocks")
-        g = torch.Generator().manual_seed(seed)
-        self.embed = _init_linear(nn.Linear(d_in, d), g)
+            raise ValueError(f"h must list one width per block ({n_blocks}), got {len(widths)}")
+        g = torch_generator(seed)
+        self.embed = _linear(d_in, d, g)
         self.blocks = nn.ModuleList(_Block(d, w, g) for w in widths)
-        self.head = _init_linear(nn.Linear(d, n_out), g)
+        self.head = _linear(d, n_out, g)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.embed(x)
@@ -737,9 +756,7 @@ def _permuted_block(w: Mapping[str, torch.Tensor], prefix: str, perm: torch.Tens
 
 def _block_prefix(w: Mapping[str, torch.Tensor], block: int, up: str) -> str:
     prefixes = _blocks_or_raise(list(w), up, "model")
-    if isinstance(block, bool) or not isinstance(block, int) or not 0 <= block < len(prefixes):
-        raise ValueError(f"block must be an integer in [0, {len(prefixes)}), got {block!r}")
-    return prefixes[block]
+    return prefixes[check_scalar(block, "block", "int", min=0, max=len(prefixes) - 1)]
 
 
 def _as_index(idx: Any, n: int, name: str, *, permutation: bool) -> torch.Tensor:
@@ -775,8 +792,7 @@ def permute_hidden(model: ModelLike, block: int, perm: Any, *, gate_pattern: str
 def prune_hidden(model: nn.Module, block: int, keep_idx: Any, *, gate_pattern: str = GATE, up_pattern: str = UP,
                  down_pattern: str = DOWN) -> nn.Module:
     """A copy of ``model`` whose MLP ``block`` keeps only the hidden units ``keep_idx`` (in that order)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"prune_hidden changes layer shapes and needs an nn.Module, got {type(model).__name__}")
+    check_instance(model, "model", nn.Module, "an nn.Module (pruning changes layer shapes)")
     out = copy.deepcopy(model)
     modules = dict(out.named_modules())
     prefix = _block_prefix(out.state_dict(), block, up_pattern)
@@ -800,15 +816,14 @@ def prune_hidden(model: nn.Module, block: int, keep_idx: Any, *, gate_pattern: s
     return out
 
 
-def reinit_block(model: nn.Module, block: int, *, seed: int = 0, gate_pattern: str = GATE, up_pattern: str = UP,
+def reinit_block(model: nn.Module, block: int, *, seed: Seed = 0, gate_pattern: str = GATE, up_pattern: str = UP,
                  down_pattern: str = DOWN) -> nn.Module:
     """A copy of ``model`` with MLP ``block`` re-initialised from scratch (fresh i.i.d. weights from ``seed``)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"reinit_block needs an nn.Module, got {type(model).__name__}")
+    check_instance(model, "model", nn.Module, "an nn.Module")
     out = copy.deepcopy(model)
     modules = dict(out.named_modules())
     prefix = _block_prefix(out.state_dict(), block, up_pattern)
-    g = torch.Generator().manual_seed(seed)
+    g = torch_generator(seed)
     for pattern in (gate_pattern, up_pattern, down_pattern):
         layer = modules.get(f"{prefix}{pattern}")
         if not isinstance(layer, nn.Linear):
@@ -826,19 +841,17 @@ def rotate_residual(model: nn.Module, Q: Any, *, reads: Sequence[str] = ("gate_p
     Exact only if every layer touching the stream is listed and normalisations have no per-channel
     gain (fold gains into the next layer first): modules with a learnt norm gain are rejected.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"rotate_residual needs an nn.Module, got {type(model).__name__}")
+    check_instance(model, "model", nn.Module, "an nn.Module")
     for name, m in model.named_modules():
         if isinstance(m, (nn.LayerNorm, nn.GroupNorm)) or (isinstance(m, nn.RMSNorm) and m.weight is not None):
             raise ValueError(f"module {name!r} ({type(m).__name__}) is not rotation-equivariant; use an RMS norm "
                              f"without gain (fold the gain into the following linear layer)")
     out = copy.deepcopy(model)
     ref = next(out.parameters())
-    Qt = torch.as_tensor(Q).to(device=ref.device, dtype=torch.float64)
-    if Qt.ndim != 2 or Qt.shape[0] != Qt.shape[1]:
+    Qt = torch.from_numpy(check_array(Q, "Q", ndim=2, dtype=np.float64, copy=True)).to(ref.device)
+    if Qt.shape[0] != Qt.shape[1]:
         raise ValueError(f"Q must be a square matrix, got shape {tuple(Qt.shape)}")
-    if not bool(torch.isfinite(Qt).all()):
-        raise ValueError("Q contains NaN or infinite values")
+    atol = check_scalar(atol, "atol", "real", min=0.0)
     if float((Qt @ Qt.T - torch.eye(Qt.shape[0], dtype=Qt.dtype, device=Qt.device)).abs().max()) > atol:
         raise ValueError("Q must be orthogonal (Q @ Q.T == I)")
     touched = 0

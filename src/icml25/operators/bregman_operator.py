@@ -29,6 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_array, check_bool, check_choice, check_consistent_length, check_scalar
+
 __all__ = [
     "ACTIVATIONS",
     "ARCHITECTURES",
@@ -79,10 +82,9 @@ def get_activation_pair(name: str, version: str = "bregman", beta: float = 10.0,
     ``v - 1 / (4 v)`` (the official pair); with ``version="standard"`` it is the plain ReLU and
     ``sigma_inv`` is ``None``, as for ``gelu``.
     """
-    if version not in ("bregman", "standard"):
-        raise ValueError(f"version must be 'bregman' or 'standard', got {version!r}")
-    if not isinstance(beta, (int, float)) or not beta > 0:
-        raise ValueError(f"beta must be positive, got {beta!r}")
+    check_choice(version, "version", ("bregman", "standard"))
+    beta = check_scalar(beta, "beta", "real", min=0.0, inclusive="neither")
+    threshold = check_scalar(threshold, "threshold", "real", min=0.0, inclusive="neither")
     inf = math.inf
     if name == "softplus":
 
@@ -118,9 +120,13 @@ def get_activation_pair(name: str, version: str = "bregman", beta: float = 10.0,
     raise ValueError(f"unknown activation {name!r}; valid: {', '.join(ACTIVATIONS)} or a callable")
 
 
-def _check_finite(x: torch.Tensor, name: str = "input") -> None:
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains NaN or inf")
+def _check_modes(n_modes: int | tuple[int, ...]) -> tuple[int, ...]:
+    """``n_modes`` as a tuple of 1 to 3 Fourier-mode counts (one per spatial dimension)."""
+    modes = n_modes if isinstance(n_modes, (tuple, list)) else (n_modes,)
+    modes = tuple(check_scalar(m, f"n_modes[{i}]", "int", min=1) for i, m in enumerate(modes))
+    if not 1 <= len(modes) <= 3:
+        raise ValueError(f"n_modes must list 1 to 3 mode counts (one per spatial dimension), got {n_modes!r}")
+    return modes
 
 
 class SpectralConv(nn.Module):
@@ -138,21 +144,15 @@ class SpectralConv(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, n_modes: tuple[int, ...],
                  init_std: str | float = "auto", fft_norm: str = "forward") -> None:
         super().__init__()
-        for name, value in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        n_modes = tuple(n_modes) if isinstance(n_modes, (tuple, list)) else (n_modes,)
-        if not 1 <= len(n_modes) <= 3 or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
-                                               for m in n_modes):
-            raise ValueError(f"n_modes must be 1 to 3 positive integers, got {n_modes!r}")
-        if fft_norm not in ("forward", "backward", "ortho"):
-            raise ValueError(f"fft_norm must be 'forward', 'backward' or 'ortho', got {fft_norm!r}")
-        if init_std == "auto":
+        in_channels = check_scalar(in_channels, "in_channels", "int", min=1)
+        out_channels = check_scalar(out_channels, "out_channels", "int", min=1)
+        n_modes = _check_modes(n_modes)
+        check_choice(fft_norm, "fft_norm", ("forward", "backward", "ortho"))
+        if isinstance(init_std, str):
+            check_choice(init_std, "init_std", ("auto",))
             std = math.sqrt(2.0 / (in_channels + out_channels))
-        elif isinstance(init_std, (int, float)) and init_std >= 0:
-            std = float(init_std)
         else:
-            raise ValueError(f"init_std must be 'auto' or a non-negative number, got {init_std!r}")
+            std = check_scalar(init_std, "init_std", "real", min=0.0)
         self.in_channels, self.out_channels, self.n_modes, self.fft_norm = in_channels, out_channels, n_modes, fft_norm
         shape = (in_channels, out_channels, *(2 * m for m in n_modes[:-1]), n_modes[-1], 2)
         self.weight = nn.Parameter(torch.randn(shape) * std)
@@ -253,16 +253,16 @@ class FNO(nn.Module):
                  inverse_activation: Fn | None = None, positional_grid: bool = True,
                  carry_preactivation: bool = True, zero_init: bool | None = None, fft_norm: str = "forward") -> None:
         super().__init__()
-        for name, value in (("in_channels", in_channels), ("out_channels", out_channels),
-                            ("hidden_channels", hidden_channels), ("n_layers", n_layers),
-                            ("projection_channels", projection_channels)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if lifting_channels is not None and (not isinstance(lifting_channels, int) or lifting_channels < 1):
-            raise ValueError(f"lifting_channels must be None or an integer >= 1, got {lifting_channels!r}")
-        if architecture not in ARCHITECTURES:
-            raise ValueError(f"unknown architecture {architecture!r}; valid: {', '.join(ARCHITECTURES)}")
-        n_modes = tuple(n_modes) if isinstance(n_modes, (tuple, list)) else (n_modes,)
+        in_channels, out_channels, hidden_channels, n_layers, projection_channels = (
+            check_scalar(v, name, "int", min=1) for v, name in (
+                (in_channels, "in_channels"), (out_channels, "out_channels"), (hidden_channels, "hidden_channels"),
+                (n_layers, "n_layers"), (projection_channels, "projection_channels")))
+        if lifting_channels is not None:
+            lifting_channels = check_scalar(lifting_channels, "lifting_channels", "int", min=1)
+        check_choice(architecture, "architecture", ARCHITECTURES)
+        positional_grid = check_bool(positional_grid, "positional_grid")
+        carry_preactivation = check_bool(carry_preactivation, "carry_preactivation")
+        n_modes = _check_modes(n_modes)
         if callable(activation):
             if architecture == "bregman" and inverse_activation is None:
                 raise ValueError("architecture='bregman' with a callable activation needs inverse_activation= "
@@ -307,7 +307,8 @@ class FNO(nn.Module):
                              f"{self.n_modes}, got shape {tuple(x.shape)} ({x.dim() - 2} spatial dims)")
         if x.shape[1] != self.in_channels:
             raise ValueError(f"expected {self.in_channels} input channels, got {x.shape[1]}")
-        _check_finite(x)
+        if not torch.isfinite(x).all():
+            raise ValueError("input must contain only finite values, got NaN or inf")
 
     def lift(self, x: torch.Tensor) -> torch.Tensor:
         """The lifted input ``P(a)`` (hidden channels on the input grid)."""
@@ -344,6 +345,9 @@ BregmanFNO = partial(FNO, architecture="bregman", activation="softplus")
 
 def relative_l2(pred: torch.Tensor, target: torch.Tensor, reduce: bool = True) -> torch.Tensor:
     """Relative L2 error ``||pred - target|| / ||target||`` per sample (LpLoss, p = 2), averaged if ``reduce``."""
+    if not isinstance(pred, torch.Tensor) or not isinstance(target, torch.Tensor):
+        raise TypeError(f"pred and target must be torch.Tensors, got {type(pred).__name__} and "
+                        f"{type(target).__name__}")
     if pred.shape != target.shape:
         raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
     if pred.dim() < 2:
@@ -368,10 +372,17 @@ class _Normalizer:
         return x * self.std + self.mean
 
 
+def _check_fields(t: torch.Tensor, name: str, min_len: int | None = None) -> None:
+    """A finite (n, channels, *grid) tensor (1 to 3 grid dimensions)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor (n, channels, *grid), got {type(t).__name__}")
+    check_array(t, name, ndim=(3, 4, 5), min_len=min_len)
+
+
 def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
                  x_test: torch.Tensor | dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None,
                  y_test: torch.Tensor | None = None, epochs: int = 30, lr: float = 1e-3, batch_size: int = 32,
-                 seed: int = 0, normalize: bool = True,
+                 seed: Seed = 0, normalize: bool = True,
                  validation: tuple[torch.Tensor, torch.Tensor] | None = None, patience: int | None = None) -> dict:
     """Train ``model`` with Adam (constant ``lr``) on the relative L2 loss in original units.
 
@@ -386,32 +397,24 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
 
     Returns ``{"train_loss": [...per epoch], "test_rel_l2": float or {name: float}}``, plus
     ``"val_rel_l2"`` (per epoch) and ``"best_epoch"`` (1-based) with ``validation``; the mini-batch
-    order comes from ``torch.Generator().manual_seed(seed)``.
+    order comes from ``torch_generator(seed)`` (``icml25.utils.random``).
     """
     for name, t in (("x_train", x_train), ("y_train", y_train)):
-        if not isinstance(t, torch.Tensor) or t.dim() < 3:
-            raise ValueError(f"{name} must be a tensor (n, channels, *grid), got "
-                             f"{type(t).__name__ if not isinstance(t, torch.Tensor) else tuple(t.shape)}")
-        _check_finite(t, name)
-    if x_train.shape[0] != y_train.shape[0]:
-        raise ValueError(f"x_train and y_train have different lengths: {x_train.shape[0]} vs {y_train.shape[0]}")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
-        raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        _check_fields(t, name)
+    check_consistent_length(x_train, y_train, names=("x_train", "y_train"))
+    epochs = check_scalar(epochs, "epochs", "int", min=0)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
     if validation is not None:
-        if (not isinstance(validation, tuple) or len(validation) != 2
-                or not all(isinstance(t, torch.Tensor) for t in validation)):
-            raise ValueError("validation must be a tuple (x_val, y_val) of tensors")
-        if validation[0].shape[0] != validation[1].shape[0] or validation[0].shape[0] == 0:
-            raise ValueError(f"validation x and y must have the same positive length, got "
-                             f"{validation[0].shape[0]} and {validation[1].shape[0]}")
-        _check_finite(validation[0], "x_val")
+        if not isinstance(validation, tuple) or len(validation) != 2:
+            raise TypeError(f"validation must be a tuple (x_val, y_val) of tensors, got {type(validation).__name__}")
+        for name, t in zip(("x_val", "y_val"), validation, strict=True):
+            _check_fields(t, name, min_len=1)
+        check_consistent_length(*validation, names=("x_val", "y_val"))
     if patience is not None:
         if validation is None:
             raise ValueError("patience needs a validation set (validation=(x_val, y_val))")
-        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
+        patience = check_scalar(patience, "patience", "int", min=1)
     tests = x_test if isinstance(x_test, dict) else ({} if x_test is None else {"test": (x_test, y_test)})
     xn, yn = (_Normalizer(x_train), _Normalizer(y_train)) if normalize else (None, None)
     enc_x = xn.encode if xn else (lambda t: t)
@@ -423,7 +426,7 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
                                     for i in range(0, x.shape[0], 256)]).mean())
 
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch_generator(seed)
     n = x_train.shape[0]
     history, val_history = [], []
     best: tuple[float, int, dict] | None = None
