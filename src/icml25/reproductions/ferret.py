@@ -317,7 +317,7 @@ def _claim_unbiased(math: dict) -> Claim:
                  measured={f"K={k}": round(v["bias"], 4) for k, v in per_k.items()},
                  baseline={f"K={k} bound": round(v["bias_bound"], 4) for k, v in per_k.items()},
                  holds=bool(all(v["bias"] <= v["bias_bound"] for v in per_k.values())),
-                 paper="unbiased reconstruction when E[v v^T] = I (Sec. 3)", kind="check")
+                 paper=None, kind="check")
 
 
 def _claim_error(math: dict) -> Claim:
@@ -326,7 +326,7 @@ def _claim_error(math: dict) -> Claim:
                  criterion="empirical E||Delta~ - Delta||^2 / ||Delta||^2 within 10% of (d+1)/K, every K",
                  measured={f"K={k}": round(v["error_over_theory"], 4) for k, v in per_k.items()}, baseline=1.0,
                  holds=bool(all(abs(v["error_over_theory"] - 1) <= 0.10 for v in per_k.values())),
-                 paper="E||Delta~ - Delta||^2 = ((d+1)/K) ||Delta||^2, Gaussian bases (Sec. 3)", kind="check")
+                 paper=None, kind="check")
 
 
 def _claim_blocks(math: dict) -> Claim:
@@ -347,7 +347,7 @@ def _claim_linearity(linearity: dict) -> Claim:
                  holds=bool(linearity["max_abs_diff"] < 1e-5
                             and linearity["server_regenerations"] == linearity["distinct_directions"]
                             < linearity["per_client_regenerations"]),
-                 paper="one reconstruction per round, not one per client (Sec. 3)", kind="check")
+                 paper=None, kind="check")
 
 
 def _claim_rounds(seeds: list[str], sc: list[dict], round_ratios: list[float]) -> Claim:
