@@ -307,8 +307,9 @@ class GhostStrategy(Strategy):
         self.evaluate_fn = evaluate_fn
         self.trace_: list[tuple[int, dict[str, np.ndarray]]] = []
         self.uploads_: list[tuple[int, dict[str, np.ndarray]]] = []
-        self._generator_layout = {GEN_PREFIX + k: v for k, v in
-                                  module_to_arrays(ProxyGenerator(n_features, n_classes, noise_dim)).items()}
+        with seeded(seed):  # only the layout is kept: the caller's torch RNG is not touched
+            layout = module_to_arrays(ProxyGenerator(n_features, n_classes, noise_dim))
+        self._generator_layout = {GEN_PREFIX + k: v for k, v in layout.items()}
 
     def make_model(self) -> GCN:
         """A fresh global GCN (initialized from ``seed``) on the strategy's device."""
