@@ -269,12 +269,16 @@ def test_bad_configuration_and_messages(stream):
     with pytest.raises(ValueError, match="empty"):
         run_fcl([], "can")
     client = CANClient(lambda: fcl_mlp(8, 6), [(stream[0].X_train, stream[0].y_train)], CANConfig())
-    with pytest.raises(ValueError, match="unknown phase"):
+    with pytest.raises(ValueError, match="phase must be one of"):
         client.fit(FitIns({"w": np.zeros(1, np.float32)}, {"phase": "dance", "task": 0}))
     with pytest.raises(ValueError, match="outside"):
         client.fit(FitIns({"w": np.zeros(1, np.float32)}, {"phase": "train", "task": 3}))
-    with pytest.raises(ValueError, match="X must be"):
+    with pytest.raises(ValueError, match="must have the same length"):
         CANClient(lambda: fcl_mlp(8, 6), [(stream[0].X_train, stream[0].y_train[:3])], CANConfig())
+    with pytest.raises(TypeError, match="config must be"):
+        CANClient(lambda: fcl_mlp(8, 6), [(stream[0].X_train, stream[0].y_train)], {"buffer_size": 3})
+    with pytest.raises(TypeError, match="buffer_size must be an integer >= 0"):
+        CANConfig(buffer_size=2.5)
 
 
 def test_flower_adapter_runs_every_phase_like_simulate(stream):

@@ -113,7 +113,7 @@ def test_allocation_rule():
     assert allocate_directions([0.0, 0.0], K=10) == [0, 0]
     with pytest.warns(RuntimeWarning, match="capped"):
         assert allocate_directions([1.0, 1.0], K=10, dims=[4, 100]) == [4, 10]
-    with pytest.raises(ValueError, match="K must be a positive"):
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
         allocate_directions([1.0], K=0)
     with pytest.raises(ValueError, match="block_norms"):
         allocate_directions([np.nan], K=3)
@@ -124,7 +124,7 @@ def test_projection_and_reconstruction_match_the_explicit_matrix(kind):
     rng = np.random.default_rng(0)
     deltas = [rng.standard_normal(30).astype(np.float32), rng.standard_normal(7).astype(np.float32)]
     seeds = candidate_seeds(5, 6)
-    coords = project(deltas, seeds, [4, 6], kind, np.random.default_rng(1))
+    coords = project(deltas, seeds, [4, 6], kind, seed=np.random.default_rng(1))
     updates, count = reconstruct(coords.dense(6), seeds, [30, 7], kind)
     assert count == 10
     for block, (delta, idx, update) in enumerate(zip(deltas, coords.index, updates, strict=True)):
@@ -283,9 +283,9 @@ def test_bfloat16_model_trains_and_projects_in_float32():
 
 def test_bad_arguments():
     (X, y), = shards(1)
-    with pytest.raises(ValueError, match="K must be a positive"):
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
         Ferret(model_fn(), K=0)
-    with pytest.raises(ValueError, match="K must be a positive"):
+    with pytest.raises(ValueError, match="K must be an integer >= 1"):
         FerretClient(model_fn, X, y, K=-1)
     with pytest.raises(ValueError, match="kind must be one of"):
         Ferret(model_fn(), K=4, kind="uniform")
@@ -303,6 +303,10 @@ def test_bad_arguments():
         FedKSeedClient(model_fn, X, y, K=4, eps=0.0)
     with pytest.raises(ValueError, match="blocks must be"):
         Ferret(model_fn(), K=4, blocks=0)
+    with pytest.raises(TypeError, match="K must be an integer"):
+        Ferret(model_fn(), K="4")
+    with pytest.raises(TypeError, match="lr must be a real number"):
+        FerretClient(model_fn, X, y, K=4, lr="0.1")
 
 
 def test_flower_adapter_runs_ferret_like_the_simulator():

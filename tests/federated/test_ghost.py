@@ -48,7 +48,7 @@ def test_to_undirected_symmetrizes_dedups_and_drops_self_loops():
     np.testing.assert_array_equal(to_undirected(ei, 3), [[0, 1, 1, 2], [1, 0, 2, 1]])
     with pytest.raises(ValueError, match="node ids"):
         to_undirected(np.array([[0], [5]]), 3)
-    with pytest.raises(ValueError, match=r"\[2, E\]"):
+    with pytest.raises(ValueError, match="edge_index must have shape"):
         to_undirected(np.zeros((3, 2), int), 3)
 
 
@@ -56,11 +56,11 @@ def test_graphdata_rejects_bad_input():
     x, ei, y = np.zeros((3, 2)), np.array([[0], [1]]), np.array([0, 1, 1])
     with pytest.raises(ValueError, match="NaN"):
         GraphData(np.full((3, 2), np.nan), ei, y, 2)
-    with pytest.raises(ValueError, match="labels must lie"):
+    with pytest.raises(ValueError, match="y must hold labels in"):
         GraphData(x, ei, np.array([0, 1, 2]), 2)
-    with pytest.raises(ValueError, match="train_mask"):
+    with pytest.raises(TypeError, match="train_mask must be a boolean array"):
         GraphData(x, ei, y, 2, train_mask=np.array([1, 0, 1]))
-    with pytest.raises(ValueError, match="y must be integer"):
+    with pytest.raises(TypeError, match="y must be integer"):
         GraphData(x, ei, y.astype(float), 2)
     g = GraphData(x, ei, y, 2)
     assert g.num_edges == 1 and g.edge_index.shape == (2, 2)
@@ -74,6 +74,8 @@ def test_csbm_hits_degree_and_homophily():
     np.testing.assert_array_equal(make_csbm(100, 2, 4, seed=3).x, make_csbm(100, 2, 4, seed=3).x)
     with pytest.raises(ValueError, match="homophily"):
         make_csbm(100, 2, 4, homophily=1.5)
+    with pytest.raises(TypeError, match="n_nodes must be an integer"):
+        make_csbm(100.0, 2, 4)
 
 
 def test_induced_subgraph_keeps_inner_edges_and_relabels():

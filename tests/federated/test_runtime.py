@@ -110,7 +110,7 @@ def test_stop_on_failure_keeps_previous_arrays():
 
 def test_sampling_is_seeded_and_all_fail_round_keeps_arrays():
     rng1, rng2 = np.random.default_rng(3), np.random.default_rng(3)
-    assert [sample_clients(10, 3, rng1) for _ in range(4)] == [sample_clients(10, 3, rng2) for _ in range(4)]
+    assert [sample_clients(10, 3, seed=rng1) for _ in range(4)] == [sample_clients(10, 3, seed=rng2) for _ in range(4)]
     history = simulate([Broken(RuntimeError("x"))] * 2, start(), rounds=1)
     np.testing.assert_array_equal(history.arrays["w"], [0.0, 0.0])
     assert len(history.failures) == 2

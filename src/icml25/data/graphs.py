@@ -23,7 +23,8 @@ from importlib import resources
 import numpy as np
 
 from icml25.data.partition import dirichlet_partition
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_probability_vector, check_scalar
 
 __all__ = [
     "GraphData", "to_undirected", "from_pyg", "make_csbm", "load_cora", "induced_subgraph",
@@ -33,9 +34,8 @@ __all__ = [
 
 def to_undirected(edge_index: np.ndarray, num_nodes: int) -> np.ndarray:
     """Both directions of every edge, deduplicated and sorted, self loops removed (int64 [2, E])."""
-    edge_index = np.asarray(edge_index)
-    if edge_index.ndim != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape [2, E], got {edge_index.shape}")
+    edge_index = check_array(edge_index, "edge_index", shape=(2, None), dtype=None)
+    num_nodes = check_scalar(num_nodes, "num_nodes", "int", min=0)
     if edge_index.size and (edge_index.dtype.kind not in "iu" or edge_index.min() < 0
                             or edge_index.max() >= num_nodes):
         raise ValueError(f"edge_index must hold integer node ids in [0, {num_nodes}), "
@@ -65,30 +65,23 @@ class GraphData:
     test_mask: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        x = np.asarray(self.x, dtype=np.float32)
-        if x.ndim != 2:
-            raise ValueError(f"x must be a 2-D array [n_nodes, n_features], got shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise ValueError("x contains NaN or Inf features")
-        y = np.asarray(self.y)
-        if y.shape != (x.shape[0],) or y.dtype.kind not in "iu":
-            raise ValueError(f"y must be integer labels of shape ({x.shape[0]},), got {y.dtype} {y.shape}")
-        if isinstance(self.n_classes, bool) or not isinstance(self.n_classes, (int, np.integer)) \
-                or self.n_classes < 1:
-            raise ValueError(f"n_classes must be a positive int, got {self.n_classes!r}")
-        if y.size and (y.min() < 0 or y.max() >= self.n_classes):
-            raise ValueError(f"labels must lie in [0, {self.n_classes}), got range [{y.min()}, {y.max()}]")
+        x = check_array(self.x, "x", ndim=2, dtype=np.float32)
+        y = check_array(self.y, "y", shape=(x.shape[0],), dtype=None)
+        if y.dtype.kind not in "iu":
+            raise TypeError(f"y must be integer labels, got dtype {y.dtype}")
+        n_classes = check_scalar(self.n_classes, "n_classes", "int", min=1)
+        if y.size and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"y must hold labels in [0, {n_classes}), got range [{y.min()}, {y.max()}]")
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y.astype(np.int64))
-        object.__setattr__(self, "n_classes", int(self.n_classes))
+        object.__setattr__(self, "n_classes", n_classes)
         object.__setattr__(self, "edge_index", to_undirected(self.edge_index, x.shape[0]))
         for name in ("train_mask", "val_mask", "test_mask"):
             mask = getattr(self, name)
             if mask is not None:
-                mask = np.asarray(mask)
-                if mask.shape != (x.shape[0],) or mask.dtype != bool:
-                    raise ValueError(f"{name} must be a boolean array of shape ({x.shape[0]},), "
-                                     f"got {mask.dtype} {mask.shape}")
+                mask = check_array(mask, name, shape=(x.shape[0],), dtype=None)
+                if mask.dtype != bool:
+                    raise TypeError(f"{name} must be a boolean array, got dtype {mask.dtype}")
                 object.__setattr__(self, name, mask)
 
     @property
@@ -134,7 +127,7 @@ def _sample_pairs(rng: np.random.Generator, rows: np.ndarray, cols: np.ndarray, 
 
 
 def make_csbm(n_nodes: int, n_classes: int, n_features: int, avg_degree: float = 8.0, homophily: float = 0.8,
-              class_sep: float = 1.5, seed: int | np.random.Generator | None = 0) -> GraphData:
+              class_sep: float = 1.5, seed: Seed = 0) -> GraphData:
     """Contextual stochastic block model (Deshpande et al. 2018): Gaussian features, SBM edges.
 
     Labels are uniform over ``n_classes``; class means ``mu_c ~ N(0, class_sep^2 / (2 n_features) I)`` and
@@ -143,17 +136,12 @@ def make_csbm(n_nodes: int, n_classes: int, n_features: int, avg_degree: float =
     and an expected edge homophily ``homophily``
     (the fraction of edges joining nodes of the same class).
     """
-    for name, value in (("n_nodes", n_nodes), ("n_classes", n_classes), ("n_features", n_features)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if n_classes < 2 or n_nodes < 2 * n_classes:
-        raise ValueError(f"need n_classes >= 2 and n_nodes >= 2 * n_classes, got {n_classes} and {n_nodes}")
-    if not 0.0 <= homophily <= 1.0:
-        raise ValueError(f"homophily must be in [0, 1], got {homophily}")
-    if not 0.0 < avg_degree < n_nodes - 1:
-        raise ValueError(f"avg_degree must be in (0, n_nodes - 1), got {avg_degree}")
-    if not class_sep >= 0:
-        raise ValueError(f"class_sep must be >= 0, got {class_sep}")
+    n_classes = check_scalar(n_classes, "n_classes", "int", min=2)
+    n_nodes = check_scalar(n_nodes, "n_nodes", "int", min=2 * n_classes)
+    n_features = check_scalar(n_features, "n_features", "int", min=1)
+    homophily = check_scalar(homophily, "homophily", "real", min=0.0, max=1.0)
+    avg_degree = check_scalar(avg_degree, "avg_degree", "real", min=0.0, max=n_nodes - 1, inclusive="neither")
+    class_sep = check_scalar(class_sep, "class_sep", "real", min=0.0)
     rng = as_generator(seed)
     y = rng.integers(0, n_classes, n_nodes)
     means = rng.normal(0.0, class_sep / np.sqrt(2 * n_features), (n_classes, n_features))
@@ -188,13 +176,13 @@ def load_cora() -> GraphData:
 
 def induced_subgraph(graph: GraphData, nodes: np.ndarray) -> GraphData:
     """The subgraph on ``nodes`` (relabelled 0..len(nodes)-1 in the given order), keeping edges inside it."""
-    nodes = np.asarray(nodes)
-    if nodes.ndim != 1 or nodes.dtype.kind not in "iu":
-        raise ValueError(f"nodes must be a 1-D integer array, got {nodes.dtype} {nodes.shape}")
+    nodes = check_array(nodes, "nodes", ndim=1, dtype=None)
+    if nodes.dtype.kind not in "iu":
+        raise TypeError(f"nodes must be an array of integer node ids, got dtype {nodes.dtype}")
     if nodes.size and (nodes.min() < 0 or nodes.max() >= graph.num_nodes):
-        raise ValueError(f"nodes must be ids in [0, {graph.num_nodes})")
+        raise ValueError(f"nodes must be ids in [0, {graph.num_nodes}), got range [{nodes.min()}, {nodes.max()}]")
     if np.unique(nodes).size != nodes.size:
-        raise ValueError("nodes contains duplicates")
+        raise ValueError(f"nodes must be distinct ids, got {nodes.size - np.unique(nodes).size} duplicates")
     new_id = np.full(graph.num_nodes, -1, dtype=np.int64)
     new_id[nodes] = np.arange(nodes.size)
     src, dst = new_id[graph.edge_index]
@@ -204,7 +192,7 @@ def induced_subgraph(graph: GraphData, nodes: np.ndarray) -> GraphData:
 
 
 def dirichlet_node_split(labels: np.ndarray, n_clients: int, alpha: float, min_nodes: int = 5,
-                         max_tries: int = 10000, seed: int | np.random.Generator | None = 0) -> list[np.ndarray]:
+                         max_tries: int = 10000, seed: Seed = 0) -> list[np.ndarray]:
     """Label-skewed node split over clients (Dirichlet(alpha) per class, as in OpenFGL / GHOST's code).
 
     Retries until every client holds at least ``min_nodes`` nodes; raises a ValueError naming ``alpha``
@@ -220,10 +208,10 @@ def dirichlet_node_split(labels: np.ndarray, n_clients: int, alpha: float, min_n
 
 
 def random_node_masks(graph: GraphData, fractions: tuple[float, float, float] = (0.2, 0.4, 0.4),
-                      seed: int | np.random.Generator | None = 0) -> GraphData:
+                      seed: Seed = 0) -> GraphData:
     """A copy of ``graph`` with random train/val/test masks in the given fractions (GHOST: 20/40/40)."""
-    if len(fractions) != 3 or min(fractions) < 0 or not np.isclose(sum(fractions), 1.0):
-        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
+    fractions = check_array(fractions, "fractions", shape=(3,), dtype=float)
+    check_probability_vector(fractions, "fractions", atol=1e-6)
     rng = as_generator(seed)
     order = rng.permutation(graph.num_nodes)
     n_train = int(round(fractions[0] * graph.num_nodes))
@@ -238,11 +226,8 @@ def knn_graph(x: np.ndarray, k: int = 5) -> np.ndarray:
     """Cosine k-nearest-neighbour graph (GHOST's proxy structure): each row keeps its top ``k`` similarities
     (itself included), then the graph is symmetrized.  Returns an undirected ``edge_index`` without self loops;
     ``k`` is clamped to ``n_nodes``."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"x must be 2-D, got shape {x.shape}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")
+    x = check_array(x, "x", ndim=2, dtype=np.float64)
+    k = check_scalar(k, "k", "int", min=1)
     n = x.shape[0]
     if n <= 1:
         return np.zeros((2, 0), dtype=np.int64)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_scalar
 
 
 def dirichlet_partition(
@@ -12,7 +13,7 @@ def dirichlet_partition(
     n_clients: int,
     alpha: float,
     *,
-    seed: int | np.random.Generator | None = 0,
+    seed: Seed = 0,
     min_size: int = 1,
     max_tries: int = 100,
 ) -> list[np.ndarray]:
@@ -23,13 +24,11 @@ def dirichlet_partition(
     label skew, large ``alpha`` nearly IID shards.  Draws are repeated until every client
     holds at least ``min_size`` samples.  Returns one sorted index array per client.
     """
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or labels.size == 0:
-        raise ValueError(f"labels must be a non-empty 1-D array, got shape {labels.shape}")
-    if isinstance(n_clients, bool) or not isinstance(n_clients, (int, np.integer)) or n_clients < 1:
-        raise ValueError(f"n_clients must be a positive integer, got {n_clients!r}")
-    if not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
+    labels = check_array(labels, "labels", ndim=1, dtype=None, min_len=1)
+    n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
+    alpha = check_scalar(alpha, "alpha", "real", min=0.0, inclusive="neither")
+    min_size = check_scalar(min_size, "min_size", "int", min=0)
+    max_tries = check_scalar(max_tries, "max_tries", "int", min=1)
     if n_clients * min_size > labels.size:
         raise ValueError(f"cannot give {n_clients} clients {min_size} samples each from {labels.size} samples")
     rng = as_generator(seed)

@@ -25,6 +25,7 @@ import numpy as np
 
 from icml25.federated.messages import EvaluateIns, FitIns, FitRes, MalformedMessageError, check_arrays, check_fit_res
 from icml25.federated.simulation import Client, ClientFailure, Strategy
+from icml25.utils.validation import check_choice, check_instance, check_scalar
 
 __all__ = ["NAMES_KEY", "to_flower_client", "FlowerStrategy", "drive_in_process"]
 
@@ -55,8 +56,7 @@ def _named(arrays: Sequence[np.ndarray], names_json: Any, what: str) -> dict[str
 def to_flower_client(client: Client):
     """Wrap a runtime :class:`Client` as a ``flwr.client.NumPyClient`` (call ``.to_client()`` for Flower)."""
     flwr = _flwr()
-    if not isinstance(client, Client):
-        raise TypeError(f"client must be an icml25.federated.Client, got {type(client).__name__}")
+    check_instance(client, "client", Client, "an icml25.federated.Client")
 
     class _Adapter(flwr.client.NumPyClient):
         def get_parameters(self, config):
@@ -93,12 +93,10 @@ class FlowerStrategy:
 
     def __new__(cls, strategy: Strategy, clients_per_round: int | None = None, on_failure: str = "skip"):
         flwr = _flwr()
-        if not isinstance(strategy, Strategy):
-            raise TypeError(f"strategy must be an icml25.federated.Strategy, got {type(strategy).__name__}")
-        if on_failure not in ("skip", "stop"):
-            raise ValueError(f"on_failure must be 'skip' or 'stop', got {on_failure!r}")
-        if clients_per_round is not None and clients_per_round < 1:
-            raise ValueError(f"clients_per_round must be >= 1 or None, got {clients_per_round}")
+        check_instance(strategy, "strategy", Strategy, "an icml25.federated.Strategy")
+        check_choice(on_failure, "on_failure", ("skip", "stop"))
+        if clients_per_round is not None:
+            clients_per_round = check_scalar(clients_per_round, "clients_per_round", "int", min=1)
         common = flwr.common
 
         class _FlowerStrategy(flwr.server.strategy.Strategy):

@@ -33,7 +33,8 @@ from icml25.data.graphs import GraphData, dirichlet_node_split, induced_subgraph
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, ClientFailure, History, Strategy, check_same_layout, simulate
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator, int_seed, seeded
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
 
 __all__ = [
     "normalized_adjacency", "GCNConv", "GCN", "ProxyGenerator", "feature_alignment_loss", "fgw_loss",
@@ -73,8 +74,9 @@ class GCN(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int, hidden: int = 128, dropout: float = 0.3) -> None:
         super().__init__()
-        if min(in_dim, out_dim, hidden) < 1 or not 0 <= dropout < 1:
-            raise ValueError(f"need positive sizes and dropout in [0, 1), got {in_dim}, {out_dim}, {hidden}, {dropout}")
+        for name, value in (("in_dim", in_dim), ("out_dim", out_dim), ("hidden", hidden)):
+            check_scalar(value, name, "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.conv1, self.conv2, self.dropout = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim), dropout
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,8 +90,8 @@ class ProxyGenerator(nn.Module):
 
     def __init__(self, n_features: int, n_classes: int, noise_dim: int = 64, dropout: float = 0.2) -> None:
         super().__init__()
-        if min(n_features, n_classes, noise_dim) < 1:
-            raise ValueError(f"sizes must be positive, got {n_features}, {n_classes}, {noise_dim}")
+        for name, value in (("n_features", n_features), ("n_classes", n_classes), ("noise_dim", noise_dim)):
+            check_scalar(value, name, "int", min=1)
         self.noise_dim, self.n_classes = noise_dim, n_classes
         self.embed = nn.Embedding(n_classes, n_classes)
         widths = [n_classes + noise_dim, 64, 128, 256]
@@ -119,8 +121,7 @@ def fgw_loss(adj1: torch.Tensor, adj2: torch.Tensor, x1: torch.Tensor, x2: torch
     in the features through the cost matrix (envelope theorem: the plan is held fixed)."""
     import ot
 
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    alpha = check_scalar(alpha, "alpha", "real", min=0.0, max=1.0)
     p = torch.full((x1.shape[0],), 1 / x1.shape[0], dtype=x1.dtype, device=x1.device)
     q = torch.full((x2.shape[0],), 1 / x2.shape[0], dtype=x2.dtype, device=x2.device)
     cost = torch.cdist(x1, x2) ** 2
@@ -159,8 +160,11 @@ def _graph_tensors(graph: GraphData, device: torch.device | str) -> tuple[torch.
 
 
 def train_gcn(model: GCN, graph: GraphData, epochs: int, lr: float = 0.01, weight_decay: float = 4e-4,
-              mask: np.ndarray | None = None, seed: int = 0) -> GCN:
-    """Full-batch Adam training of ``model`` on the nodes of ``mask`` (default: the train mask)."""
+              mask: np.ndarray | None = None, seed: Seed = 0) -> GCN:
+    """Full-batch Adam training of ``model`` on the nodes of ``mask`` (default: the train mask).
+
+    ``seed`` drives the dropout masks; the caller's global torch RNG is left untouched.
+    """
     mask = graph.train_mask if mask is None else mask
     if mask is None or not mask.any():
         raise ValueError("train_gcn needs a non-empty training mask")
@@ -168,8 +172,7 @@ def train_gcn(model: GCN, graph: GraphData, epochs: int, lr: float = 0.01, weigh
     x, adj, y = _graph_tensors(graph, device)
     idx = torch.as_tensor(np.flatnonzero(mask), device=device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         model.train()
         for _ in range(epochs):
             opt.zero_grad()
@@ -204,27 +207,27 @@ class GhostClient(Client):
     def __init__(self, graph: GraphData, gen_epochs: int = 100, lr: float = 5e-3, weight_decay: float = 4e-4,
                  lambda_d: float = 0.05, lambda_f: float = 0.1, fgw_alpha: float = 0.5, k: int = 5,
                  noise_dim: int = 64, dropout: float = 0.2, feature_loss: bool = True, allow_untrained: bool = False,
-                 seed: int = 0, device: torch.device | str = "cpu") -> None:
-        if not isinstance(graph, GraphData):
-            raise TypeError(f"graph must be an icml25.data.graphs.GraphData, got {type(graph).__name__}")
+                 seed: Seed = 0, device: torch.device | str = "cpu") -> None:
+        check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
         if graph.train_mask is None or not graph.train_mask.any():
             if not allow_untrained:
                 raise ValueError("the client has no training nodes; pass allow_untrained=True to upload an "
                                  "untrained generator anyway")
             warnings.warn("GhostClient without training nodes uploads an untrained generator", stacklevel=2)
-        if gen_epochs < 0 or lambda_d < 0 or lambda_f < 0 or k < 1:
-            raise ValueError(f"need gen_epochs >= 0, lambda_d >= 0, lambda_f >= 0, k >= 1; got {gen_epochs}, "
-                             f"{lambda_d}, {lambda_f}, {k}")
-        self.graph, self.gen_epochs, self.lr, self.weight_decay = graph, int(gen_epochs), lr, weight_decay
-        self.lambda_d, self.lambda_f, self.fgw_alpha, self.k = lambda_d, lambda_f, fgw_alpha, int(k)
-        self.feature_loss = feature_loss
-        self.noise_dim, self.dropout, self.seed, self.device = noise_dim, dropout, int(seed), torch.device(device)
+        self.graph, self.gen_epochs = graph, check_scalar(gen_epochs, "gen_epochs", "int", min=0)
+        self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        self.weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+        self.lambda_d = check_scalar(lambda_d, "lambda_d", "real", min=0.0)
+        self.lambda_f = check_scalar(lambda_f, "lambda_f", "real", min=0.0)
+        self.fgw_alpha = check_scalar(fgw_alpha, "fgw_alpha", "real", min=0.0, max=1.0)
+        self.k = check_scalar(k, "k", "int", min=1)
+        self.feature_loss = check_bool(feature_loss, "feature_loss")
+        self.noise_dim, self.dropout, self.seed, self.device = noise_dim, dropout, int_seed(seed), torch.device(device)
 
     def train_generator(self) -> tuple[ProxyGenerator, float]:
         """The trained generator and its last loss."""
         g, device = self.graph, self.device
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+        with seeded(self.seed):
             gen = ProxyGenerator(g.num_features, g.n_classes, self.noise_dim, self.dropout).to(device)
             mask = g.train_mask if g.train_mask is not None else np.zeros(g.num_nodes, bool)
             idx = np.flatnonzero(mask)
@@ -273,8 +276,9 @@ class GhostStrategy(Strategy):
     ``NLL + lambda_r sum_j sum |Ω_j| (θ - θ*_j)^2`` over all earlier snapshots, then store (Ω, θ).
     ``importance_norm="max"`` divides each Ω by its largest entry (``"none"``: raw, the official code with
     lambda_r = 1e-11).  ``proxy_labels="client_histogram"`` draws proxy labels from the uploaded training-label
-    histogram (ours); ``"uniform"`` balances them over all classes (official).  ``schedule="joint"`` is the
-    non-sequential baseline: every step trains on one proxy of every client at once, no penalty.
+    histogram (our choice, not the official code's); ``"uniform"`` balances them over all classes (official).
+    ``schedule="joint"`` is the non-sequential baseline: every step trains on one proxy of every client at once,
+    no penalty.
     ``trace_`` holds ``(client, arrays)`` after each client's proxies; ``uploads_`` the uploads last integrated.
     """
 
@@ -282,17 +286,19 @@ class GhostStrategy(Strategy):
                  proxy_steps: int = 3, server_steps: int = 5, lr: float = 0.01, weight_decay: float = 4e-4,
                  lambda_r: float = 0.03, importance: str = "tcc", importance_norm: str = "max",
                  proxy_labels: str = "client_histogram", schedule: str = "sequential", k: int = 5,
-                 noise_dim: int = 64, gen_dropout: float = 0.2, seed: int = 0, device: torch.device | str = "cpu",
+                 noise_dim: int = 64, gen_dropout: float = 0.2, seed: Seed = 0, device: torch.device | str = "cpu",
                  evaluate_fn: Callable[[GCN], Mapping[str, float]] | None = None) -> None:
         for name, value, allowed in (("importance", importance, ("tcc", "uniform")),
                                      ("importance_norm", importance_norm, ("max", "none")),
                                      ("proxy_labels", proxy_labels, ("client_histogram", "uniform")),
                                      ("schedule", schedule, ("sequential", "joint"))):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        if proxy_steps < 1 or server_steps < 1 or lambda_r < 0 or k < 1:
-            raise ValueError(f"need proxy_steps >= 1, server_steps >= 1, lambda_r >= 0, k >= 1; got {proxy_steps}, "
-                             f"{server_steps}, {lambda_r}, {k}")
+            check_choice(value, name, allowed)
+        proxy_steps = check_scalar(proxy_steps, "proxy_steps", "int", min=1)
+        server_steps = check_scalar(server_steps, "server_steps", "int", min=1)
+        lambda_r = check_scalar(lambda_r, "lambda_r", "real", min=0.0)
+        k = check_scalar(k, "k", "int", min=1)
+        lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        seed = int_seed(seed)
         self.n_features, self.n_classes, self.hidden, self.dropout = n_features, n_classes, hidden, dropout
         self.proxy_steps, self.server_steps, self.lr, self.weight_decay = proxy_steps, server_steps, lr, weight_decay
         self.lambda_r, self.importance, self.importance_norm = lambda_r, importance, importance_norm
@@ -301,13 +307,13 @@ class GhostStrategy(Strategy):
         self.evaluate_fn = evaluate_fn
         self.trace_: list[tuple[int, dict[str, np.ndarray]]] = []
         self.uploads_: list[tuple[int, dict[str, np.ndarray]]] = []
-        self._generator_layout = {GEN_PREFIX + k: v for k, v in
-                                  module_to_arrays(ProxyGenerator(n_features, n_classes, noise_dim)).items()}
+        with seeded(seed):  # only the layout is kept: the caller's torch RNG is not touched
+            layout = module_to_arrays(ProxyGenerator(n_features, n_classes, noise_dim))
+        self._generator_layout = {GEN_PREFIX + k: v for k, v in layout.items()}
 
     def make_model(self) -> GCN:
         """A fresh global GCN (initialized from ``seed``) on the strategy's device."""
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+        with seeded(self.seed):
             return GCN(self.n_features, self.n_classes, self.hidden, self.dropout).to(self.device)
 
     def initialize(self) -> dict[str, np.ndarray]:
@@ -369,8 +375,7 @@ class GhostStrategy(Strategy):
         omega_sum = {n: torch.zeros_like(p) for n, p in params.items()}
         anchor_sum = {n: torch.zeros_like(p) for n, p in params.items()}
         self.trace_ = []
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+        with seeded(self.seed):
             gens = {cid: self._generator(arrays) for cid, arrays in order}
             model.train()
             if self.schedule == "joint":
@@ -417,11 +422,14 @@ class GcnClient(Client):
     """A plain GCN client for FedAvg / local-only baselines: ``epochs`` full-batch Adam steps on its subgraph."""
 
     def __init__(self, graph: GraphData, epochs: int = 100, lr: float = 0.01, weight_decay: float = 4e-4,
-                 hidden: int = 128, dropout: float = 0.3, seed: int = 0) -> None:
+                 hidden: int = 128, dropout: float = 0.3, seed: Seed = 0) -> None:
+        check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
         if graph.train_mask is None or not graph.train_mask.any():
-            raise ValueError("GcnClient needs a graph with a non-empty train_mask")
-        self.graph, self.epochs, self.lr, self.weight_decay = graph, epochs, lr, weight_decay
-        self.hidden, self.dropout, self.seed = hidden, dropout, seed
+            raise ValueError("graph must have a non-empty train_mask for a GcnClient")
+        self.graph, self.epochs = graph, check_scalar(epochs, "epochs", "int", min=0)
+        self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        self.weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+        self.hidden, self.dropout, self.seed = hidden, dropout, int_seed(seed)
 
     def fit(self, ins: FitIns) -> FitRes:
         g = self.graph
@@ -432,11 +440,12 @@ class GcnClient(Client):
 
 
 def split_graph(graph: GraphData, n_clients: int, alpha: float, fractions: tuple[float, float, float] = (0.2, 0.4, 0.4),
-                min_nodes: int = 5, seed: int = 0) -> tuple[list[GraphData], GraphData, GraphData, list[np.ndarray]]:
+                min_nodes: int = 5, seed: Seed = 0) -> tuple[list[GraphData], GraphData, GraphData, list[np.ndarray]]:
     """GHOST's subgraph-FL setting: Dirichlet(alpha) label-skewed node split, each client's induced subgraph with
     a random train/val/test split (20/40/40), and the global evaluation graphs: the induced subgraphs of the whole
     graph on the union of the clients' test nodes and on the union of their validation nodes.
     Returns ``(client_graphs, global_test_graph, global_val_graph, client_node_ids)``."""
+    seed = int_seed(seed)
     parts = dirichlet_node_split(graph.y, n_clients, alpha, min_nodes=min_nodes, seed=seed)
     clients, test_nodes, val_nodes = [], [], []
     for c, nodes in enumerate(parts):
@@ -448,10 +457,11 @@ def split_graph(graph: GraphData, n_clients: int, alpha: float, fractions: tuple
             induced_subgraph(graph, np.sort(np.concatenate(val_nodes))), parts)
 
 
-def run_ghost(graph: GraphData, n_clients: int = 10, alpha: float = 0.05, gen_epochs: int = 100, seed: int = 0,
+def run_ghost(graph: GraphData, n_clients: int = 10, alpha: float = 0.05, gen_epochs: int = 100, seed: Seed = 0,
               client_kwargs: Mapping[str, object] | None = None, **strategy_kwargs) -> dict[str, object]:
     """GHOST end to end in one simulated round: split, client generators, server integration, global test
     accuracy.  Returns ``{"accuracy", "history", "model", "uplink_bytes"}`` (bytes from the ledger)."""
+    seed = int_seed(seed)
     clients, test_graph, _, _ = split_graph(graph, n_clients, alpha, seed=seed)
     ghost_clients = [GhostClient(g, gen_epochs=gen_epochs, seed=seed * 100 + c, **dict(client_kwargs or {}))
                      for c, g in enumerate(clients)]

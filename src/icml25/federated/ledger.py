@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from icml25.federated.messages import payload_bits, serialize
+from icml25.utils.validation import check_choice
 
 __all__ = ["CommunicationLedger", "LedgerEntry"]
 
 DIRECTIONS = ("down", "up")
+KINDS = ("payload", "message")
 
 
 @dataclass(frozen=True)
@@ -37,22 +39,21 @@ class CommunicationLedger:
 
     def record(self, round: int, client: int, direction: str, arrays: Mapping[str, np.ndarray]) -> bytes:
         """Serialize ``arrays``, record its size and return the bytes (what goes over the wire)."""
-        if direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        check_choice(direction, "direction", DIRECTIONS)
         blob = serialize(arrays)
         self.entries.append(LedgerEntry(round, client, direction, payload_bits(arrays), 8 * len(blob)))
         return blob
 
     def total(self, direction: str | None = None, kind: str = "payload") -> int:
         """Sum of bits over all messages (optionally of one direction); ``kind`` is payload or message."""
-        if kind not in ("payload", "message"):
-            raise ValueError(f"kind must be 'payload' or 'message', got {kind!r}")
-        if direction is not None and direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS} or None, got {direction!r}")
+        check_choice(kind, "kind", KINDS)
+        check_choice(direction, "direction", (*DIRECTIONS, None))
         return sum(getattr(e, f"{kind}_bits") for e in self.entries if direction in (None, e.direction))
 
     def per_round(self, direction: str | None = None, kind: str = "payload") -> dict[int, int]:
         """Bits per round (optionally of one direction)."""
+        check_choice(kind, "kind", KINDS)
+        check_choice(direction, "direction", (*DIRECTIONS, None))
         out: dict[int, int] = {}
         for e in self.entries:
             if direction in (None, e.direction):

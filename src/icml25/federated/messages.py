@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml25.utils.validation import check_scalar
+
 __all__ = [
     "Scalar", "FitIns", "FitRes", "EvaluateIns", "EvaluateRes", "MalformedMessageError",
     "check_arrays", "check_scalars", "check_fit_res", "serialize", "deserialize", "payload_bits",
@@ -97,9 +99,10 @@ def check_fit_res(res: object) -> FitRes:
         raise MalformedMessageError(f"fit must return a FitRes, got {type(res).__name__}")
     check_arrays(res.arrays, "FitRes.arrays")
     check_scalars(res.metrics, "FitRes.metrics")
-    if isinstance(res.num_examples, bool) or not isinstance(res.num_examples, (int, np.integer)) \
-            or res.num_examples < 0:
-        raise MalformedMessageError(f"FitRes.num_examples must be an int >= 0, got {res.num_examples!r}")
+    try:
+        check_scalar(res.num_examples, "FitRes.num_examples", "int", min=0)
+    except (TypeError, ValueError) as exc:
+        raise MalformedMessageError(str(exc)) from None
     return res
 
 
@@ -134,8 +137,7 @@ def payload_bits(arrays: Mapping[str, np.ndarray]) -> int:
 
 def pack_uint(values: np.ndarray, bits: int) -> np.ndarray:
     """Pack unsigned integers < 2**bits into a uint8 array, ``bits`` bits each (little-endian bit order)."""
-    if not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 16:
-        raise ValueError(f"bits must be an int in [1, 16], got {bits!r}")
+    bits = check_scalar(bits, "bits", "int", min=1, max=16)
     values = np.asarray(values)
     if values.dtype.kind not in "iu" or (values.size and (values.min() < 0 or values.max() >= 2**bits)):
         raise ValueError(f"values must be integers in [0, 2**{bits}), got dtype {values.dtype}")
@@ -146,8 +148,8 @@ def pack_uint(values: np.ndarray, bits: int) -> np.ndarray:
 
 def unpack_uint(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
     """Inverse of :func:`pack_uint`: ``count`` unsigned integers of ``bits`` bits each."""
-    if not 1 <= bits <= 16 or count < 0:
-        raise ValueError(f"bits must be in [1, 16] and count >= 0, got {bits} and {count}")
+    bits = check_scalar(bits, "bits", "int", min=1, max=16)
+    count = check_scalar(count, "count", "int", min=0)
     planes = np.unpackbits(np.asarray(packed, dtype=np.uint8), bitorder="little")[: bits * count]
     if planes.size != bits * count:
         raise ValueError(f"packed array holds {planes.size} bits, need {bits * count}")

@@ -29,7 +29,8 @@ from icml25.federated.messages import (
     check_fit_res,
     deserialize,
 )
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_choice, check_scalar
 
 __all__ = [
     "Client", "Strategy", "FedAvg", "ClientFailure", "RoundRecord", "History",
@@ -118,13 +119,16 @@ class History:
         return [float(r.eval_metrics[metric]) for r in self.rounds if metric in r.eval_metrics]
 
 
-def sample_clients(n_clients: int, n_sampled: int | None, rng: np.random.Generator) -> list[int]:
-    """``n_sampled`` distinct client ids out of ``range(n_clients)``, sorted (all when None)."""
+def sample_clients(n_clients: int, n_sampled: int | None, seed: Seed = None) -> list[int]:
+    """``n_sampled`` distinct client ids out of ``range(n_clients)``, sorted (all when None).
+
+    ``seed`` is an int, ``None`` or a ``numpy.random.Generator``; a Generator is drawn from (and advanced).
+    """
+    n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
     if n_sampled is None or n_sampled == n_clients:
         return list(range(n_clients))
-    if not 1 <= n_sampled <= n_clients:
-        raise ValueError(f"clients_per_round must be in [1, {n_clients}], got {n_sampled}")
-    return sorted(int(c) for c in rng.choice(n_clients, size=n_sampled, replace=False))
+    n_sampled = check_scalar(n_sampled, "clients_per_round", "int", min=1, max=n_clients)
+    return sorted(int(c) for c in as_generator(seed).choice(n_clients, size=n_sampled, replace=False))
 
 
 def check_same_layout(reference: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray]) -> None:
@@ -141,9 +145,9 @@ def weighted_average(items: Sequence[tuple[Mapping[str, np.ndarray], float]]) ->
     """Average named arrays with weights (FedAvg uses the clients' example counts)."""
     if not items:
         raise ValueError("weighted_average needs at least one (arrays, weight) pair")
-    weights = np.array([w for _, w in items], dtype=float)
-    if np.any(weights < 0) or not np.isfinite(weights).all():
-        raise ValueError(f"weights must be finite and >= 0, got {weights.tolist()}")
+    weights = check_array([w for _, w in items], "weights", ndim=1, dtype=float)
+    if np.any(weights < 0):
+        raise ValueError(f"weights must be >= 0, got {weights.tolist()}")
     if weights.sum() == 0:
         weights = np.ones_like(weights)
     weights = weights / weights.sum()
@@ -194,7 +198,7 @@ def _fit_one(client: Client, ins: FitIns, server_round: int, cid: int, ledger: C
 
 
 def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strategy, rounds: int,
-             clients_per_round: int | None = None, seed: int | np.random.Generator | None = 0,
+             clients_per_round: int | None = None, seed: Seed = 0,
              on_failure: str = "skip", ledger: CommunicationLedger | None = None) -> History:
     """Run ``rounds`` synchronous rounds of ``strategy`` over ``clients`` in this process.
 
@@ -203,10 +207,8 @@ def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strateg
     failing client from the round and go on) or ``"stop"`` (end the run after the round's first
     failure, keeping the previous global arrays).  Every message goes through ``ledger``.
     """
-    if on_failure not in ("skip", "stop"):
-        raise ValueError(f"on_failure must be 'skip' or 'stop', got {on_failure!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    check_choice(on_failure, "on_failure", ("skip", "stop"))
+    rounds = check_scalar(rounds, "rounds", "int", min=1)
     table = dict(clients) if isinstance(clients, Mapping) else dict(enumerate(clients))
     if not table:
         raise ValueError("simulate needs at least one client")
@@ -214,7 +216,7 @@ def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strateg
     rng = as_generator(seed)
     history = History(arrays=check_arrays(strategy.initialize(), "initial arrays"),
                       ledger=ledger if ledger is not None else CommunicationLedger())
-    for server_round in range(1, int(rounds) + 1):
+    for server_round in range(1, rounds + 1):
         sampled = [ids[i] for i in sample_clients(len(ids), clients_per_round, rng)]
         instructions = strategy.configure_fit(server_round, history.arrays, sampled)
         results, failures = [], []

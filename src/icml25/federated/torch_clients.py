@@ -11,6 +11,7 @@ from torch import nn
 from icml25.federated.messages import EvaluateIns, EvaluateRes, FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, check_same_layout
 from icml25.utils.nn import accuracy, train_classifier
+from icml25.utils.validation import check_choice, check_consistent_length, check_scalar
 
 __all__ = ["module_to_arrays", "load_arrays", "TorchClassifierClient", "accuracy_evaluator"]
 
@@ -39,10 +40,12 @@ class TorchClassifierClient(Client):
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, epochs: int = 1,
                  lr: float = 0.05, batch_size: int = 32, optimizer: str = "sgd", seed: int = 0) -> None:
-        if optimizer not in ("sgd", "adam"):
-            raise ValueError(f"optimizer must be 'sgd' or 'adam', got {optimizer!r}")
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
+        check_choice(optimizer, "optimizer", ("sgd", "adam"))
+        check_consistent_length(X, y, names=("X", "y"))
+        epochs = check_scalar(epochs, "epochs", "int", min=1)
+        lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+        seed = check_scalar(seed, "seed", "int", min=0)
         self.model_fn, self.X, self.y = model_fn, X, y
         self.epochs, self.lr, self.batch_size, self.optimizer, self.seed = epochs, lr, batch_size, optimizer, seed
 

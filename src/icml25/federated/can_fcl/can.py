@@ -39,13 +39,15 @@ from icml25.federated.can_fcl.synthesis import bn_statistics, invert, masked_log
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, History, Strategy, check_same_layout, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
+from icml25.utils.random import Seed, int_seed, seeded, torch_generator
+from icml25.utils.validation import check_array, check_choice, check_consistent_length, check_instance, check_scalar
 
 __all__ = ["METHODS", "CANConfig", "CANClient", "CANStrategy", "FCLResult", "fcl_mlp", "task_accuracy_evaluator",
            "forgetting_profile", "build_fcl", "run_fcl"]
 
 Arrays = dict[str, np.ndarray]
 
-#: Method presets: CAN, its two ablations and the baselines of the brief (all share CANConfig's other options).
+#: Method presets: CAN, its two ablations and the paper's baselines (all share CANConfig's other options).
 METHODS: dict[str, dict[str, object]] = {
     "can": {"replay": "synthetic", "synthesis": "client", "allocation": "adaptive"},
     "teachers_only": {"replay": "synthetic", "synthesis": "client", "allocation": "uniform"},
@@ -67,7 +69,7 @@ _CHOICES = {
 
 @dataclass(frozen=True)
 class CANConfig:
-    """Options of the FCL runs; those marked (ours) are reconstructed, not taken from the paper.
+    """Options of the FCL runs; those marked (ours) are our reconstruction, not taken from the paper.
 
     Training: ``rounds_per_task`` FedAvg rounds of ``local_epochs`` Adam epochs (``lr``,
     ``batch_size``); loss weights ``lambda_ce``, ``lambda_kd``, ``kd_temperature`` (TARGET-style
@@ -79,7 +81,7 @@ class CANConfig:
     fine-tuning on the client's new data, default one task's local training ``rounds_per_task *
     local_epochs``, i.e. what this client would forget without replay), ``"global"`` (the
     old global model as is: identical for all clients) or ``"local"`` (the client's last local
-    model); ``forgetting_measure``: per-class ``"accuracy"`` a_{i,c} on the pool (the brief) or mean
+    model); ``forgetting_measure``: per-class ``"accuracy"`` a_{i,c} on the pool (the paper's) or mean
     probability of the true class (``"confidence"``, ours: accuracy on synthetic samples saturates);
     ``realloc_every`` R_a re-measures with the current local model every R_a train rounds
     (0: never); ``allocation_rule``/``allocation_eps``/``allocation_temperature`` of
@@ -125,35 +127,26 @@ class CANConfig:
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+            check_choice(getattr(self, name), name, allowed)
         for name in ("rounds_per_task", "local_epochs", "batch_size", "teachers_per_class", "gen_steps_per_class",
                      "gen_batch", "z_dim"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_scalar(getattr(self, name), name, "int", min=1)
         for name in ("buffer_size", "probe_epochs", "realloc_every"):
-            value = getattr(self, name)
-            if name == "probe_epochs" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-        if self.pool_per_class is not None and (not isinstance(self.pool_per_class, int) or self.pool_per_class < 1):
-            raise ValueError(f"pool_per_class must be a positive integer or None, got {self.pool_per_class!r}")
+            if getattr(self, name) is not None or name != "probe_epochs":
+                check_scalar(getattr(self, name), name, "int", min=0)
+        if self.pool_per_class is not None:
+            check_scalar(self.pool_per_class, "pool_per_class", "int", min=1)
         for name in ("lr", "kd_temperature", "gen_lr", "allocation_temperature"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            check_scalar(getattr(self, name), name, "real", min=0.0, inclusive="neither")
         for name in ("lambda_ce", "lambda_kd", "lambda_bn", "lambda_div", "allocation_eps"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            check_scalar(getattr(self, name), name, "real", min=0.0)
         if self.replay == "synthetic" and self.synthesis == "none":
             raise ValueError("replay='synthetic' needs synthesis='client' or 'server'")
 
     @classmethod
     def for_method(cls, method: str, **overrides: object) -> CANConfig:
         """The preset of ``method`` (a key of :data:`METHODS`) with ``overrides`` applied."""
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        check_choice(method, "method", sorted(METHODS))
         return cls(**{**METHODS[method], **overrides})
 
     @property
@@ -166,16 +159,15 @@ class CANConfig:
         return self.pool_per_class if self.pool_per_class is not None else max(1, self.buffer_size)
 
 
-def fcl_mlp(in_dim: int = 64, n_classes: int = 10, hidden: int = 128, seed: int = 0) -> nn.Sequential:
-    """The brief's classifier: ``in -> hidden (BN, ReLU) -> hidden (BN, ReLU) -> n_classes``, seeded."""
-    state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
+def fcl_mlp(in_dim: int = 64, n_classes: int = 10, hidden: int = 128, seed: Seed = 0) -> nn.Sequential:
+    """The classifier of the quick experiment: ``in -> hidden (BN, ReLU) -> hidden (BN, ReLU) -> n_classes``.
+
+    Initialised from ``seed`` without touching the caller's global torch RNG.
+    """
+    with seeded(seed):
         return nn.Sequential(nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
                              nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
                              nn.Linear(hidden, n_classes))
-    finally:
-        torch.random.set_rng_state(state)
 
 
 def _ids(text: object) -> list[int]:
@@ -208,16 +200,15 @@ class CANClient(Client):
     """
 
     def __init__(self, model_fn: Callable[[], nn.Module], data: Sequence[tuple[np.ndarray, np.ndarray]],
-                 config: CANConfig, *, seed: int = 0, device: str | torch.device | None = None) -> None:
-        if not isinstance(config, CANConfig):
-            raise TypeError(f"config must be a CANConfig, got {type(config).__name__}")
-        self.model_fn, self.config, self.seed = model_fn, config, int(seed)
+                 config: CANConfig, *, seed: Seed = 0, device: str | torch.device | None = None) -> None:
+        check_instance(config, "config", CANConfig)
+        self.model_fn, self.config, self.seed = model_fn, config, int_seed(seed)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
         self.data = []
         for t, (X, y) in enumerate(data):
-            X, y = np.asarray(X, dtype=np.float32), np.asarray(y)
-            if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-                raise ValueError(f"task {t}: X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
+            X = check_array(X, f"data[{t}] X", ndim=2, dtype=np.float32)
+            y = check_array(y, f"data[{t}] y", ndim=1, dtype=None)
+            check_consistent_length(X, y, names=(f"data[{t}] X", f"data[{t}] y"))
             self.data.append((torch.as_tensor(X, device=self.device),
                               torch.as_tensor(y.astype(np.int64), device=self.device)))
         self.task = -1
@@ -240,6 +231,7 @@ class CANClient(Client):
     def fit(self, ins: FitIns) -> FitRes:
         phase, task = ins.config.get("phase"), int(ins.config.get("task", -1))
         seen, new = _ids(ins.config.get("seen", "")), _ids(ins.config.get("new", ""))
+        check_choice(phase, "phase", ("train", "replay", "census", "synthesize"))
         self._task_data(task)
         if phase in ("train", "replay") and task != self.task:
             self._start_task(task, _model_part(ins.arrays))
@@ -249,9 +241,7 @@ class CANClient(Client):
             return self._replay(ins, task, seen, new)
         if phase == "census":
             return self._census(ins, task)
-        if phase == "synthesize":
-            return self._synthesize(ins, task, seen)
-        raise ValueError(f"unknown phase {phase!r}; expected train, replay, census or synthesize")
+        return self._synthesize(ins, task, seen)
 
     def _start_task(self, task: int, arrays: Arrays) -> None:
         self.task = task
@@ -269,7 +259,7 @@ class CANClient(Client):
         self._draw_buffer(X, y, self.allocation, task)
 
     def _draw_buffer(self, X: torch.Tensor, y: torch.Tensor, allocation: Mapping[int, int], task: int) -> None:
-        g = torch.Generator(device="cpu").manual_seed(self.seed * 7919 + 31 * task + 1)
+        g = torch_generator(self.seed * 7919 + 31 * task + 1)
         xs, ys = [], []
         for c, n in sorted(allocation.items()):
             rows = torch.nonzero(y == c).flatten()
@@ -326,7 +316,7 @@ class CANClient(Client):
         """Adam epochs on (X, y) plus, with ``replay``, a buffer batch per step and KD to the old model."""
         cfg = self.config
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-        g = torch.Generator(device="cpu").manual_seed(seed)
+        g = torch_generator(seed)
         old = [c for c in seen if c not in new]
         use_replay = replay and self.buffer_y.numel() > 0
         use_kd = replay and self.old_model is not None and cfg.lambda_kd > 0 and bool(old)
@@ -421,10 +411,10 @@ class CANStrategy(Strategy):
 
     def __init__(self, initial_arrays: Mapping[str, np.ndarray], task_classes: Sequence[Sequence[int]],
                  model_fn: Callable[[], nn.Module], config: CANConfig, *, n_classes: int, in_dim: int,
-                 evaluate_fn: Callable[[Arrays, int], list[float]] | None = None, seed: int = 0,
+                 evaluate_fn: Callable[[Arrays, int], list[float]] | None = None, seed: Seed = 0,
                  device: str | torch.device | None = None) -> None:
-        if not isinstance(config, CANConfig):
-            raise TypeError(f"config must be a CANConfig, got {type(config).__name__}")
+        check_instance(config, "config", CANConfig)
+        n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
         groups = [[int(c) for c in g] for g in task_classes]
         flat = [c for g in groups for c in g]
         if not groups or any(not g for g in groups):
@@ -435,7 +425,9 @@ class CANStrategy(Strategy):
             raise ValueError(f"class ids must lie in [0, {n_classes}), got {sorted(flat)}")
         self.initial_arrays = {k: np.asarray(v).copy() for k, v in initial_arrays.items()}
         self.task_classes, self.model_fn, self.config = groups, model_fn, config
-        self.n_classes, self.in_dim, self.evaluate_fn, self.seed = int(n_classes), int(in_dim), evaluate_fn, int(seed)
+        self.n_classes, self.in_dim = n_classes, check_scalar(in_dim, "in_dim", "int", min=1)
+        self.evaluate_fn = evaluate_fn
+        self.seed = int_seed(seed)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
         self.schedule: list[tuple[str, int, int]] = []
         for t in range(len(groups)):
@@ -481,7 +473,7 @@ class CANStrategy(Strategy):
         return self._config(server_round)
 
     def synthesize_on_server(self, arrays: Mapping[str, np.ndarray], classes: Sequence[int], seen: Sequence[int],
-                             seed: int) -> dict[int, np.ndarray]:
+                             seed: Seed) -> dict[int, np.ndarray]:
         """Invert the global model for ``classes`` (the server-navigated baseline, equal step budget)."""
         cfg = self.config
         teacher = load_arrays(self.model_fn().to(self.device), arrays)
@@ -638,7 +630,7 @@ class FCLResult:
 def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, np.ndarray],
                        client_data: Sequence[tuple[np.ndarray, np.ndarray]], X_old: np.ndarray, y_old: np.ndarray,
                        seen: Sequence[int], *, epochs: int = 10, lr: float = 1e-3, batch_size: int = 32,
-                       seed: int = 0) -> np.ndarray:
+                       seed: Seed = 0) -> np.ndarray:
     """Per client and old class: the accuracy drop on real old-class data after plain local training.
 
     Each client trains a copy of the global model ``arrays`` on its own new-task data
@@ -646,6 +638,7 @@ def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, n
     (clients, old classes) of accuracy before minus after on ``(X_old, y_old)``, NaN for a client
     without data.  Its spread across clients is CAN's "client forgetting variance".
     """
+    seed = int_seed(seed)
     classes = sorted(int(c) for c in np.unique(y_old))
     X_old_t, y_old_t = torch.as_tensor(np.asarray(X_old, dtype=np.float32)), torch.as_tensor(np.asarray(y_old))
     before = _per_class_score(load_arrays(model_fn(), arrays), X_old_t, y_old_t, classes, seen)
@@ -655,7 +648,7 @@ def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, n
             continue
         model = load_arrays(model_fn(), arrays)
         X_t, y_t = torch.as_tensor(np.asarray(X, dtype=np.float32)), torch.as_tensor(np.asarray(y, dtype=np.int64))
-        g = torch.Generator(device="cpu").manual_seed(seed + i)
+        g = torch_generator(seed + i)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         model.train()
         for _ in range(epochs):
@@ -673,7 +666,7 @@ def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, n
 
 
 def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5, alpha: float | None = 0.3,
-              seed: int = 0, config: CANConfig | None = None, model_fn: Callable[[], nn.Module] | None = None,
+              seed: Seed = 0, config: CANConfig | None = None, model_fn: Callable[[], nn.Module] | None = None,
               device: str | torch.device | None = None, **overrides: object
               ) -> tuple[list[CANClient], CANStrategy, list[list[np.ndarray]]]:
     """The clients, the strategy and the per-task client split of a run, ready for ``simulate`` or Flower.
@@ -684,8 +677,9 @@ def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5,
     """
     if not tasks:
         raise ValueError("tasks is empty: a class-incremental stream needs at least one task")
-    if not all(isinstance(t, Task) for t in tasks):
-        raise TypeError("tasks must be a list of Task (see class_incremental_tasks)")
+    for i, t in enumerate(tasks):
+        check_instance(t, f"tasks[{i}]", Task, "a Task (see class_incremental_tasks)")
+    seed = int_seed(seed)
     cfg = CANConfig.for_method(method, **overrides) if config is None else replace(config, **overrides)
     in_dim = int(tasks[0].X_train.shape[1])
     n_classes = 1 + max(c for t in tasks for c in t.classes)
@@ -702,7 +696,7 @@ def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5,
 
 
 def run_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5, alpha: float | None = 0.3,
-            seed: int = 0, config: CANConfig | None = None, model_fn: Callable[[], nn.Module] | None = None,
+            seed: Seed = 0, config: CANConfig | None = None, model_fn: Callable[[], nn.Module] | None = None,
             clients_per_round: int | None = None, on_failure: str = "skip",
             device: str | torch.device | None = None, **overrides: object) -> FCLResult:
     """Run ``method`` (a key of :data:`METHODS`) over the task stream with :func:`icml25.federated.simulate`.
@@ -710,6 +704,7 @@ def run_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5, a
     Arguments as in :func:`build_fcl`; ``clients_per_round`` and ``on_failure`` go to ``simulate``.
     With one task there is no replay and the run equals FedAvg.
     """
+    seed = int_seed(seed)
     clients, strategy, split = build_fcl(tasks, method, n_clients=n_clients, alpha=alpha, seed=seed, config=config,
                                          model_fn=model_fn, device=device, **overrides)
     history = simulate(clients, strategy, rounds=strategy.n_rounds, clients_per_round=clients_per_round, seed=seed,

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml25.utils.validation import check_array
+
 __all__ = ["check_accuracy_matrix", "average_accuracy", "average_forgetting", "backward_transfer"]
 
 
 def check_accuracy_matrix(A: np.ndarray) -> np.ndarray:
     """``A`` as a float (T, T) array whose lower triangle is finite; ValueError otherwise."""
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
-        raise ValueError(f"the accuracy matrix must be square (T, T) with T >= 1, got shape {A.shape}")
+    A = check_array(A, "A", ndim=2, dtype=float, finite=False, min_len=1)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be a square (T, T) accuracy matrix, got shape {A.shape}")
     if not np.isfinite(A[np.tril_indices(A.shape[0])]).all():
-        raise ValueError("the accuracy matrix has NaN or infinite entries on or below the diagonal")
+        raise ValueError("A must be finite on and below the diagonal, got NaN or inf")
     return A
 
 

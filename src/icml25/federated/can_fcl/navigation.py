@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from icml25.utils.validation import check_array, check_choice, check_scalar
+
 __all__ = ["select_teachers", "allocate_buffer", "uniform_allocation"]
 
 
@@ -23,18 +25,15 @@ def select_teachers(class_counts: np.ndarray, classes: Sequence[int] | None = No
     sample of ``c`` are never teachers, so a class held by nobody maps to ``[]`` (the caller then
     lets the global model teach it).  ``classes`` defaults to every column.
     """
-    counts = np.asarray(class_counts)
-    if counts.ndim != 2 or not np.issubdtype(counts.dtype, np.number):
-        raise ValueError(f"class_counts must be a numeric (clients, classes) array, got shape {counts.shape}")
-    if not np.isfinite(counts).all() or (counts < 0).any():
-        raise ValueError("class_counts must be finite and non-negative")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    counts = check_array(class_counts, "class_counts", ndim=2)
+    if (counts < 0).any():
+        raise ValueError(f"class_counts must be non-negative, got min {counts.min()}")
+    k = check_scalar(k, "k", "int", min=1)
     classes = range(counts.shape[1]) if classes is None else [int(c) for c in classes]
     teachers = {}
     for c in classes:
         if not 0 <= c < counts.shape[1]:
-            raise ValueError(f"class {c} is outside the {counts.shape[1]} columns of class_counts")
+            raise ValueError(f"classes must be column ids in [0, {counts.shape[1]}), got {c}")
         order = np.lexsort((np.arange(counts.shape[0]), -counts[:, c]))
         teachers[c] = [int(i) for i in order[:k] if counts[i, c] > 0]
     return teachers
@@ -61,14 +60,11 @@ def allocate_buffer(per_class_acc: Mapping[int, float], buffer_size: int, *, eps
     sample each and the others none.  A NaN accuracy (no synthetic sample to test on) counts as 0,
     with a warning; equal accuracies give the uniform allocation.
     """
-    if isinstance(buffer_size, bool) or not isinstance(buffer_size, (int, np.integer)) or buffer_size < 0:
-        raise ValueError(f"buffer_size must be a non-negative integer, got {buffer_size!r}")
-    if rule not in ("linear", "softmax"):
-        raise ValueError(f"rule must be 'linear' or 'softmax', got {rule!r}")
-    if not eps >= 0 or not temperature > 0:
-        raise ValueError(f"eps must be >= 0 and temperature > 0, got {eps!r} and {temperature!r}")
-    if isinstance(min_per_class, bool) or not isinstance(min_per_class, (int, np.integer)) or min_per_class < 0:
-        raise ValueError(f"min_per_class must be a non-negative integer, got {min_per_class!r}")
+    buffer_size = check_scalar(buffer_size, "buffer_size", "int", min=0)
+    check_choice(rule, "rule", ("linear", "softmax"))
+    eps = check_scalar(eps, "eps", "real", min=0.0)
+    temperature = check_scalar(temperature, "temperature", "real", min=0.0, inclusive="neither")
+    min_per_class = check_scalar(min_per_class, "min_per_class", "int", min=0)
     classes = sorted(int(c) for c in per_class_acc)
     if not classes:
         if buffer_size:
@@ -80,7 +76,7 @@ def allocate_buffer(per_class_acc: Mapping[int, float], buffer_size: int, *, eps
         warnings.warn(f"no accuracy for classes {missing}: counted as 0", RuntimeWarning, stacklevel=2)
         acc = np.nan_to_num(acc, nan=0.0)
     if ((acc < 0) | (acc > 1)).any():
-        raise ValueError(f"per-class accuracies must lie in [0, 1], got {acc.tolist()}")
+        raise ValueError(f"per_class_acc must hold accuracies in [0, 1], got {acc.tolist()}")
     gap = 1.0 - acc
     weights = gap + eps if rule == "linear" else np.exp((gap - gap.max()) / temperature)
     if weights.sum() == 0:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from icml25.data.partition import dirichlet_partition
-from icml25.utils.random import as_generator
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_consistent_length, check_scalar
 
 __all__ = ["Task", "class_incremental_tasks", "split_task_across_clients", "digits_tasks", "gaussian_mixture"]
 
@@ -31,19 +32,19 @@ class Task:
 
 
 def _check_xy(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    X, y = np.asarray(X, dtype=np.float32), np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
-        raise ValueError(f"X must be (n, d) and y (n,) with n > 0, got {X.shape} and {y.shape}")
-    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-        raise ValueError("y must hold non-negative integer class ids")
-    if not np.isfinite(X).all():
-        raise ValueError("X holds NaN or infinite values")
+    X = check_array(X, "X", ndim=2, dtype=np.float32, min_len=1)
+    y = check_array(y, "y", ndim=1, dtype=None)
+    check_consistent_length(X, y, names=("X", "y"))
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError(f"y must hold integer class ids, got dtype {y.dtype}")
+    if y.min() < 0:
+        raise ValueError(f"y must hold non-negative class ids, got min {y.min()}")
     return X, y.astype(np.int64)
 
 
 def class_incremental_tasks(X: np.ndarray, y: np.ndarray, n_tasks: int | None = None, *,
-                            task_classes: Sequence[Sequence[int]] | None = None, order_seed: int | None = None,
-                            test_fraction: float = 0.2, seed: int = 0) -> list[Task]:
+                            task_classes: Sequence[Sequence[int]] | None = None, order_seed: Seed = None,
+                            test_fraction: float = 0.2, seed: Seed = 0) -> list[Task]:
     """Split ``(X, y)`` into class-incremental tasks with a per-class train/test split.
 
     Either ``n_tasks`` (the classes, shuffled by ``order_seed`` or sorted when it is None, are
@@ -53,9 +54,7 @@ def class_incremental_tasks(X: np.ndarray, y: np.ndarray, n_tasks: int | None = 
     X, y = _check_xy(X, y)
     present = np.unique(y)
     if task_classes is None:
-        if isinstance(n_tasks, bool) or not isinstance(n_tasks, (int, np.integer)) or not 1 <= n_tasks <= present.size:
-            raise ValueError(f"n_tasks must be an integer in [1, {present.size}] (the number of classes), "
-                             f"got {n_tasks!r}")
+        n_tasks = check_scalar(n_tasks, "n_tasks", "int", min=1, max=present.size)
         order = present if order_seed is None else as_generator(order_seed).permutation(present)
         task_classes = [part.tolist() for part in np.array_split(order, int(n_tasks))]
     groups = [[int(c) for c in group] for group in task_classes]
@@ -68,8 +67,7 @@ def class_incremental_tasks(X: np.ndarray, y: np.ndarray, n_tasks: int | None = 
     missing = sorted(set(flat) - set(present.tolist()))
     if missing:
         raise ValueError(f"task_classes name classes with no samples: {missing}")
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    test_fraction = check_scalar(test_fraction, "test_fraction", "real", min=0.0, max=1.0, inclusive="neither")
     rng = as_generator(seed)
     train_idx, test_idx = {}, {}
     for c in flat:
@@ -84,21 +82,20 @@ def class_incremental_tasks(X: np.ndarray, y: np.ndarray, n_tasks: int | None = 
     return tasks
 
 
-def split_task_across_clients(task: Task, n_clients: int, alpha: float | None, seed: int = 0) -> list[np.ndarray]:
+def split_task_across_clients(task: Task, n_clients: int, alpha: float | None, seed: Seed = 0) -> list[np.ndarray]:
     """Indices of ``task.X_train`` per client: Dirichlet(``alpha``) label skew, or IID when ``alpha`` is None.
 
     A client may receive no sample of a task (it then takes part in replay only).
     """
-    if isinstance(n_clients, bool) or not isinstance(n_clients, (int, np.integer)) or n_clients < 1:
-        raise ValueError(f"n_clients must be a positive integer, got {n_clients!r}")
+    n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
     if alpha is None:
         order = as_generator(seed).permutation(task.y_train.size)
-        return [np.sort(part) for part in np.array_split(order, int(n_clients))]
-    return dirichlet_partition(task.y_train, int(n_clients), alpha, seed=seed, min_size=0)
+        return [np.sort(part) for part in np.array_split(order, n_clients)]
+    return dirichlet_partition(task.y_train, n_clients, alpha, seed=seed, min_size=0)
 
 
-def digits_tasks(n_tasks: int = 5, *, order_seed: int | None = 0, test_fraction: float = 0.2,
-                 seed: int = 0) -> list[Task]:
+def digits_tasks(n_tasks: int = 5, *, order_seed: Seed = 0, test_fraction: float = 0.2,
+                 seed: Seed = 0) -> list[Task]:
     """scikit-learn's bundled 8x8 digits as a class-incremental stream, pixels scaled to [-1, 1]."""
     from sklearn.datasets import load_digits
 
@@ -109,10 +106,12 @@ def digits_tasks(n_tasks: int = 5, *, order_seed: int | None = 0, test_fraction:
 
 
 def gaussian_mixture(n_classes: int, dim: int, n_per_class: int, *, separation: float = 3.0,
-                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                     seed: Seed = 0) -> tuple[np.ndarray, np.ndarray]:
     """``n_classes`` isotropic unit Gaussians in R^dim with means ``separation`` apart on average (for tests)."""
-    if min(n_classes, dim, n_per_class) < 1:
-        raise ValueError("n_classes, dim and n_per_class must be positive")
+    n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
+    dim = check_scalar(dim, "dim", "int", min=1)
+    n_per_class = check_scalar(n_per_class, "n_per_class", "int", min=1)
+    separation = check_scalar(separation, "separation", "real", min=0.0)
     rng = as_generator(seed)
     means = rng.normal(size=(n_classes, dim)) * separation / np.sqrt(2 * dim)
     X = np.concatenate([means[c] + rng.normal(size=(n_per_class, dim)) for c in range(n_classes)])

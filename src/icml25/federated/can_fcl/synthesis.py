@@ -22,6 +22,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from icml25.utils.random import Seed, int_seed, seeded, torch_generator
+from icml25.utils.validation import check_scalar
+
 __all__ = ["ConditionalGenerator", "bn_layers", "bn_statistics", "bn_stat_loss", "masked_logits", "invert"]
 
 _BN = (nn.BatchNorm1d, nn.BatchNorm2d)
@@ -32,8 +35,8 @@ class ConditionalGenerator(nn.Module):
 
     def __init__(self, z_dim: int, n_classes: int, out_dim: int, hidden: int = 128) -> None:
         super().__init__()
-        if min(z_dim, n_classes, out_dim, hidden) < 1:
-            raise ValueError("z_dim, n_classes, out_dim and hidden must be positive")
+        for name, value in (("z_dim", z_dim), ("n_classes", n_classes), ("out_dim", out_dim), ("hidden", hidden)):
+            check_scalar(value, name, "int", min=1)
         self.z_dim, self.n_classes = z_dim, n_classes
         self.net = nn.Sequential(
             nn.Linear(z_dim + n_classes, hidden), nn.BatchNorm1d(hidden), nn.LeakyReLU(0.2),
@@ -117,32 +120,29 @@ def invert(teacher: nn.Module, classes: Sequence[int], *, n_classes: int, in_dim
            steps: int = 300, batch_size: int = 64, z_dim: int = 32, hidden: int = 128, lambda_bn: float = 1.0,
            lambda_div: float = 1.0, lr: float = 1e-3, seen: Sequence[int] | None = None,
            bn_targets: Mapping[int, Sequence[tuple[torch.Tensor, torch.Tensor]]] | None = None,
-           seed: int = 0) -> tuple[ConditionalGenerator, dict[int, torch.Tensor]]:
+           seed: Seed = 0) -> tuple[ConditionalGenerator, dict[int, torch.Tensor]]:
     """Train a conditional generator against the frozen ``teacher`` and draw ``n_per_class`` samples per class.
 
     ``seen`` lists the classes whose logits take part (default: all); ``bn_targets`` optionally
     gives per-class BN statistics (see :func:`bn_stat_loss`).  The generator and the samples live
-    on the teacher's device.  Returns the generator and ``{class: (n_per_class, in_dim) tensor}``.
+    on the teacher's device.  ``seed`` fixes the generator's initialisation and its noise; the caller's
+    global torch RNG is left untouched.  Returns the generator and ``{class: (n_per_class, in_dim) tensor}``.
     """
     classes = [int(c) for c in classes]
     if not classes or len(set(classes)) != len(classes) or not all(0 <= c < n_classes for c in classes):
         raise ValueError(f"classes must be distinct ids in [0, {n_classes}), got {classes}")
     for name, value in (("n_per_class", n_per_class), ("steps", steps), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_scalar(value, name, "int", min=1)
     seen = list(range(n_classes)) if seen is None else sorted({int(c) for c in seen} | set(classes))
     if lambda_bn and not bn_layers(teacher):
         warnings.warn("the teacher has no BatchNorm layer: the BN-statistic term is disabled", RuntimeWarning,
                       stacklevel=2)
     param = next(teacher.parameters())
     device, dtype = param.device, param.dtype
-    gen_seed = torch.Generator(device="cpu").manual_seed(seed)
-    torch_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
+    seed = int_seed(seed)
+    gen_seed = torch_generator(seed)
+    with seeded(seed):
         generator = ConditionalGenerator(z_dim, n_classes, in_dim, hidden).to(device=device, dtype=dtype)
-    finally:
-        torch.random.set_rng_state(torch_state)
     was_training = teacher.training
     teacher.eval()
     for p in teacher.parameters():

@@ -21,7 +21,7 @@ Example
 
 from icml25.federated.ferret.bases import basis, candidate_seeds, iter_basis_chunks, round_seeds, seed_digest
 from icml25.federated.ferret.fedkseed import FedKSeed, FedKSeedClient
-from icml25.federated.ferret.ferret import Ferret, FerretClient, LocalSGDClient, local_sgd
+from icml25.federated.ferret.ferret import Ferret, FerretClient, LocalSGDClient, SharedSeedServer, local_sgd
 from icml25.federated.ferret.projection import (
     Block,
     Coords,
@@ -34,6 +34,6 @@ from icml25.federated.ferret.projection import (
 
 __all__ = [
     "basis", "candidate_seeds", "iter_basis_chunks", "round_seeds", "seed_digest",
-    "FedKSeed", "FedKSeedClient", "Ferret", "FerretClient", "LocalSGDClient", "local_sgd",
+    "FedKSeed", "FedKSeedClient", "Ferret", "FerretClient", "LocalSGDClient", "SharedSeedServer", "local_sgd",
     "Block", "Coords", "allocate_directions", "make_blocks", "parameter_aliases", "project", "reconstruct",
 ]

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from icml25.utils.validation import check_choice, check_scalar
+
 __all__ = ["KINDS", "SCHEDULES", "basis", "rademacher_rows", "iter_basis_chunks", "candidate_seeds", "round_seeds",
            "seed_digest"]
 
@@ -31,24 +33,12 @@ _MAX_SEED = 10**11
 _SIGNS = np.array([1.0, -1.0], dtype=np.float32)  # bit 0 -> +1, bit 1 -> -1
 
 
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return kind
-
-
 def iter_basis_chunks(seed: int, dim: int, kind: str = "gaussian", block: int = 0,
                       chunk: int = 2**20) -> Iterator[np.ndarray]:
     """Yield the direction ``basis(seed, dim, kind, block)`` as consecutive float32 chunks of ``chunk`` values."""
-    seed, dim, block, chunk = (_check_int("seed", seed, 0), _check_int("dim", dim, 1),
-                               _check_int("block", block, 0), _check_int("chunk", chunk, 1))
-    _check_kind(kind)
+    seed, dim = check_scalar(seed, "seed", "int", min=0), check_scalar(dim, "dim", "int", min=1)
+    block, chunk = check_scalar(block, "block", "int", min=0), check_scalar(chunk, "chunk", "int", min=1)
+    check_choice(kind, "kind", KINDS)
     rng = np.random.Generator(np.random.Philox(key=np.array([seed, block], dtype=np.uint64)))
     if kind == "rademacher":
         chunk = -(-chunk // 64) * 64  # whole 64-bit words per chunk, so the chunking never changes the values
@@ -83,27 +73,25 @@ def rademacher_rows(seeds: np.ndarray, dim: int, block: int = 0) -> np.ndarray:
 
 def candidate_seeds(root_seed: int, K: int) -> np.ndarray:
     """The official seed pool: ``K`` seeds in ``[1, 1e11)`` drawn once from ``root_seed`` (int64)."""
-    root_seed, K = _check_int("root_seed", root_seed, 0), _check_int("K", K, 1)
+    root_seed, K = check_scalar(root_seed, "root_seed", "int", min=0), check_scalar(K, "K", "int", min=1)
     rng = np.random.Generator(np.random.Philox(np.random.SeedSequence([root_seed, 0x5EED])))
     return rng.integers(1, _MAX_SEED, size=K, dtype=np.int64)
 
 
 def round_seeds(root_seed: int, K: int, server_round: int, schedule: str = "fixed") -> np.ndarray:
     """The ``K`` seeds used in ``server_round``: the fixed pool, or ``hash(root_seed, round, k)`` per round."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"seed_schedule must be one of {SCHEDULES}, got {schedule!r}")
+    check_choice(schedule, "seed_schedule", SCHEDULES)
     if schedule == "fixed":
         return candidate_seeds(root_seed, K)
-    root_seed, K = _check_int("root_seed", root_seed, 0), _check_int("K", K, 1)
-    server_round = _check_int("server_round", server_round, 0)
+    root_seed, K = check_scalar(root_seed, "root_seed", "int", min=0), check_scalar(K, "K", "int", min=1)
+    server_round = check_scalar(server_round, "server_round", "int", min=0)
     states = [np.random.SeedSequence([root_seed, server_round, k]).generate_state(1, np.uint64)[0] for k in range(K)]
     return np.array([int(s) % (_MAX_SEED - 1) + 1 for s in states], dtype=np.int64)
 
 
 def seed_digest(root_seed: int, K: int, schedule: str, kind: str) -> int:
     """A 62-bit digest of what both sides must share (root seed, K, seed schedule, basis kind)."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"seed_schedule must be one of {SCHEDULES}, got {schedule!r}")
-    words = [_check_int("root_seed", root_seed, 0), _check_int("K", K, 1), SCHEDULES.index(schedule),
-             KINDS.index(_check_kind(kind))]
+    check_choice(schedule, "seed_schedule", SCHEDULES)
+    words = [check_scalar(root_seed, "root_seed", "int", min=0), check_scalar(K, "K", "int", min=1),
+             SCHEDULES.index(schedule), KINDS.index(check_choice(kind, "kind", KINDS))]
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] >> np.uint64(2))

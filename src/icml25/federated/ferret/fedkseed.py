@@ -16,8 +16,10 @@ import torch
 from torch import nn
 
 from icml25.federated.ferret.bases import basis, candidate_seeds, seed_digest
-from icml25.federated.ferret.ferret import Arrays, LocalSGDClient, _positive_int, _SharedSeedServer, load_model
+from icml25.federated.ferret.ferret import Arrays, LocalSGDClient, SharedSeedServer, load_model
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, Scalar
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_scalar
 
 __all__ = ["FedKSeedClient", "FedKSeed"]
 
@@ -27,11 +29,11 @@ class FedKSeedClient(LocalSGDClient):
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, K: int,
                  root_seed: int = 0, local_steps: int = 10, lr: float = 1e-3, eps: float = 1e-3,
-                 batch_size: int = 32, kind: str = "gaussian", seed: int = 0) -> None:
+                 batch_size: int = 32, kind: str = "gaussian", seed: Seed = 0) -> None:
         super().__init__(model_fn, X, y, local_steps, lr, batch_size, None, seed)
-        if not eps > 0:
-            raise ValueError(f"eps must be > 0, got {eps!r}")
-        self.K, self.root_seed, self.eps, self.kind = _positive_int("K", K), int(root_seed), float(eps), kind
+        self.eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
+        self.K, self.root_seed = check_scalar(K, "K", "int", min=1), check_scalar(root_seed, "root_seed", "int", min=0)
+        self.kind = kind
         self.seeds = candidate_seeds(self.root_seed, self.K)
         self.digest = seed_digest(self.root_seed, self.K, "fixed", kind)
 
@@ -46,7 +48,7 @@ class FedKSeedClient(LocalSGDClient):
         acc = np.zeros(self.K, dtype=np.float32)
         n = self.X.shape[0]
         rng = np.random.default_rng([self.seed, server_round, 0x5EED])
-        generator = torch.Generator(device="cpu").manual_seed(int(rng.integers(2**62)))
+        generator = torch_generator(int(rng.integers(2**62)))
         model.eval()
         for _ in range(self.local_steps if n else 0):
             k = int(rng.integers(self.K))
@@ -65,7 +67,7 @@ class FedKSeedClient(LocalSGDClient):
         return FitRes({"accumulators": acc, "meta": meta}, int(n), {"n_coords": self.K})
 
 
-class FedKSeed(_SharedSeedServer):
+class FedKSeed(SharedSeedServer):
     """FedKSeed's server: averages the clients' K accumulators and replays them with the clients' ``lr``."""
 
     def __init__(self, model: nn.Module, K: int, lr: float, root_seed: int = 0, kind: str = "gaussian",

@@ -29,16 +29,12 @@ from icml25.federated.ferret.projection import (
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, Scalar
 from icml25.federated.simulation import Client, Strategy
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
+from icml25.utils.random import Seed, int_seed, torch_generator
+from icml25.utils.validation import check_choice, check_consistent_length, check_instance, check_scalar
 
-__all__ = ["local_sgd", "load_model", "LocalSGDClient", "FerretClient", "Ferret", "check_meta"]
+__all__ = ["local_sgd", "load_model", "LocalSGDClient", "FerretClient", "SharedSeedServer", "Ferret", "check_meta"]
 
 Arrays = dict[str, np.ndarray]
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _block_target(blocks: str | int) -> int | None:
@@ -46,13 +42,16 @@ def _block_target(blocks: str | int) -> int | None:
         return None
     if blocks == "single":
         return 2**62
-    return _positive_int("blocks", blocks)
+    return check_scalar(blocks, "blocks", "int", min=1)
 
 
 def local_sgd(model: nn.Module, X: torch.Tensor, y: torch.Tensor, steps: int, batch_size: int, lr: float,
-              seed: int, grad_clip: float | None = None) -> float:
-    """``steps`` plain SGD steps (momentum 0, weight decay 0) on random mini-batches; returns the last loss."""
-    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+              seed: Seed, grad_clip: float | None = None) -> float:
+    """``steps`` plain SGD steps (momentum 0, weight decay 0) on random mini-batches; returns the last loss.
+
+    ``seed`` (an int, a NumPy Generator, ``None`` or a ``torch.Generator``) draws the mini-batches.
+    """
+    generator = torch_generator(seed)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.SGD(params, lr=lr)
     model.train()
@@ -84,15 +83,15 @@ class LocalSGDClient(Client):
     """
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, local_steps: int = 10,
-                 lr: float = 0.05, batch_size: int = 32, grad_clip: float | None = None, seed: int = 0) -> None:
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
-        if not lr > 0:
-            raise ValueError(f"lr must be > 0, got {lr!r}")
+                 lr: float = 0.05, batch_size: int = 32, grad_clip: float | None = None, seed: Seed = 0) -> None:
+        check_consistent_length(X, y, names=("X", "y"))
         self.model_fn, self.X, self.y = model_fn, X, y
-        self.local_steps, self.batch_size = _positive_int("local_steps", local_steps), _positive_int("batch_size",
-                                                                                                     batch_size)
-        self.lr, self.grad_clip, self.seed = float(lr), grad_clip, int(seed)
+        self.local_steps = check_scalar(local_steps, "local_steps", "int", min=1)
+        self.batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+        self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        if grad_clip is not None:
+            grad_clip = check_scalar(grad_clip, "grad_clip", "real", min=0.0, inclusive="neither")
+        self.grad_clip, self.seed = grad_clip, int_seed(seed)
 
     def _train(self, ins: FitIns) -> tuple[nn.Module, float]:
         model = load_model(self.model_fn, ins.arrays, self.X.device)
@@ -131,14 +130,14 @@ class FerretClient(LocalSGDClient):
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, K: int,
                  root_seed: int = 0, local_steps: int = 10, lr: float = 0.05, batch_size: int = 32,
                  seed_schedule: str = "fixed", kind: str = "gaussian", blocks: str | int = "official",
-                 rule: str = "norm", min_per_block: int = 2, grad_clip: float | None = None, seed: int = 0) -> None:
+                 rule: str = "norm", min_per_block: int = 2, grad_clip: float | None = None, seed: Seed = 0) -> None:
         super().__init__(model_fn, X, y, local_steps, lr, batch_size, grad_clip, seed)
-        self.K, self.root_seed = _positive_int("K", K), int(root_seed)
-        self.seed_schedule, self.kind, self.rule, self.min_per_block = seed_schedule, kind, rule, int(min_per_block)
+        self.K, self.root_seed = check_scalar(K, "K", "int", min=1), check_scalar(root_seed, "root_seed", "int", min=0)
+        self.rule = check_choice(rule, "rule", ("norm", "uniform"))
+        self.min_per_block = check_scalar(min_per_block, "min_per_block", "int", min=0)
+        self.seed_schedule, self.kind = seed_schedule, kind
         self.digest = seed_digest(self.root_seed, self.K, seed_schedule, kind)
         self.blocks = make_blocks(model_fn(), _block_target(blocks))
-        if rule not in ("norm", "uniform"):
-            raise ValueError(f"rule must be 'norm' or 'uniform', got {rule!r}")
 
     def fit(self, ins: FitIns) -> FitRes:
         server_round = int(ins.config.get("round", 0))
@@ -154,28 +153,27 @@ class FerretClient(LocalSGDClient):
                                      [b.numel for b in self.blocks], self.min_per_block, self.rule)
         rng = np.random.default_rng([self.seed, server_round, 0xFE])
         coords = project(deltas, round_seeds(self.root_seed, self.K, server_round, self.seed_schedule), counts,
-                         self.kind, rng)
+                         self.kind, seed=rng)
         arrays = {**coords.to_arrays(self.K), "meta": np.array([server_round, self.digest], dtype=np.uint64)}
         return FitRes(arrays, int(self.X.shape[0]), {"train_loss": loss, "n_coords": coords.n_coords})
 
 
-class _SharedSeedServer(Strategy):
-    """Common server of Ferret and FedKSeed: average per-seed coordinates, rebuild, apply to the full model."""
+class SharedSeedServer(Strategy):
+    """Common server of Ferret and FedKSeed: average per-seed coordinates, rebuild, apply to the full model.
+
+    Subclasses define ``_dense(res)``, the ``(n_blocks, K)`` coordinates of one validated reply.
+    """
 
     def __init__(self, model: nn.Module, K: int, root_seed: int, server_lr: float, seed_schedule: str, kind: str,
                  blocks: str | int, weighting: str, momentum: float, clip: float | None,
                  evaluate_fn: Callable[[Arrays], dict[str, Scalar]] | None) -> None:
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        if weighting not in ("equal", "num_examples"):
-            raise ValueError(f"weighting must be 'equal' or 'num_examples', got {weighting!r}")
-        if not server_lr > 0 or not 0 <= momentum < 1:
-            raise ValueError(f"server_lr must be > 0 and momentum in [0, 1), got {server_lr!r} and {momentum!r}")
-        self.K, self.root_seed, self.server_lr = _positive_int("K", K), int(root_seed), float(server_lr)
-        self.seed_schedule, self.kind, self.weighting, self.momentum, self.clip = (seed_schedule, kind, weighting,
-                                                                                   float(momentum), clip)
+        check_instance(model, "model", nn.Module, "an nn.Module")
+        check_choice(kind, "kind", KINDS)
+        check_choice(weighting, "weighting", ("equal", "num_examples"))
+        self.K, self.root_seed = check_scalar(K, "K", "int", min=1), check_scalar(root_seed, "root_seed", "int", min=0)
+        self.server_lr = check_scalar(server_lr, "server_lr", "real", min=0.0, inclusive="neither")
+        self.momentum = check_scalar(momentum, "momentum", "real", min=0.0, max=1.0, inclusive="left")
+        self.seed_schedule, self.kind, self.weighting, self.clip = seed_schedule, kind, weighting, clip
         self.digest = seed_digest(self.root_seed, self.K, seed_schedule, kind)
         self.blocks = make_blocks(model, _block_target(blocks))
         self.aliases = parameter_aliases(model)
@@ -219,7 +217,7 @@ class _SharedSeedServer(Strategy):
         return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays))
 
 
-class Ferret(_SharedSeedServer):
+class Ferret(SharedSeedServer):
     """Ferret's server (a runtime :class:`~icml25.federated.Strategy`).
 
     ``model`` gives the initial arrays and the block layout (keyed by parameter names; frozen

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml25.federated.ferret.bases import _check_kind, basis, iter_basis_chunks, rademacher_rows
+from icml25.federated.ferret.bases import KINDS, basis, iter_basis_chunks, rademacher_rows
 from icml25.federated.messages import MalformedMessageError
+from icml25.utils.random import Seed, as_generator
+from icml25.utils.validation import check_array, check_choice, check_scalar
 
 __all__ = ["Block", "Coords", "make_blocks", "parameter_aliases", "allocate_directions", "project", "reconstruct",
            "coordinate_scale"]
@@ -71,8 +73,7 @@ def make_blocks(params: object, target_numel: int | None = None) -> list[Block]:
     sizes = [int(np.prod(s)) for _, s in named]
     if target_numel is None:
         target_numel = max(1, int(0.9 * float(np.median(sizes))))
-    if isinstance(target_numel, bool) or not isinstance(target_numel, (int, np.integer)) or target_numel < 1:
-        raise ValueError(f"target_numel must be a positive integer or None, got {target_numel!r}")
+    target_numel = check_scalar(target_numel, "target_numel", "int", min=1)
     blocks, current, size = [], [], 0
     for (name, shape), n in zip(named, sizes, strict=True):
         if current and size + n > target_numel:
@@ -98,13 +99,12 @@ def allocate_directions(block_norms: Sequence[float], K: int, dims: Sequence[int
     ``rule="uniform"`` gives ``K`` to every block.  Counts are capped at ``K`` and at the block size
     ``dims[l]`` (with a warning).  All norms zero: no directions at all (nothing to send).
     """
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K must be a positive integer, got {K!r}")
-    if rule not in ("norm", "uniform"):
-        raise ValueError(f"rule must be 'norm' or 'uniform', got {rule!r}")
-    norms = np.asarray(block_norms, dtype=np.float64)
-    if norms.ndim != 1 or norms.size == 0 or not np.all(np.isfinite(norms)) or np.any(norms < 0):
-        raise ValueError(f"block_norms must be a non-empty list of finite values >= 0, got {block_norms!r}")
+    K = check_scalar(K, "K", "int", min=1)
+    check_choice(rule, "rule", ("norm", "uniform"))
+    min_per_block = check_scalar(min_per_block, "min_per_block", "int", min=0)
+    norms = check_array(block_norms, "block_norms", ndim=1, dtype=np.float64, min_len=1)
+    if np.any(norms < 0):
+        raise ValueError(f"block_norms must be >= 0, got {block_norms!r}")
     if norms.max() == 0:
         return [0] * norms.size
     if rule == "uniform":
@@ -113,7 +113,7 @@ def allocate_directions(block_norms: Sequence[float], K: int, dims: Sequence[int
         counts = np.maximum(np.floor(K * norms / max(norms.max(), 1e-8)).astype(int), min(min_per_block, K))
     counts = np.minimum(counts, K)
     if dims is not None:
-        dims = np.asarray(dims, dtype=int)
+        dims = check_array(dims, "dims", dtype=int)
         if dims.shape != norms.shape or np.any(dims < 1):
             raise ValueError(f"dims must give one positive size per block, got {list(dims)}")
         if np.any(counts > dims):
@@ -125,7 +125,7 @@ def allocate_directions(block_norms: Sequence[float], K: int, dims: Sequence[int
 
 def coordinate_scale(kind: str, dim: int, n_directions: int) -> float:
     """``1/K_l`` for unbiased bases (Gaussian, Rademacher); ``d_l/K_l`` for the official truncated normal."""
-    return (dim if _check_kind(kind) == "official" else 1.0) / n_directions
+    return (dim if check_choice(kind, "kind", KINDS) == "official" else 1.0) / n_directions
 
 
 @dataclass
@@ -183,15 +183,16 @@ class Coords:
 
 
 def project(deltas: Sequence[np.ndarray], seeds: np.ndarray, counts: Sequence[int], kind: str = "gaussian",
-            rng: np.random.Generator | None = None, chunk: int = 2**20) -> Coords:
+            seed: Seed = 0, chunk: int = 2**20) -> Coords:
     """Project each block's update onto ``counts[l]`` directions picked (without replacement) from ``seeds``.
 
     ``gamma_{l,k} = scale * <basis(seeds[k], d_l, block=l), Delta_l>`` with
-    :func:`coordinate_scale`; ``rng`` picks the seed indices (all ``K`` seeds when ``counts[l] == K``).
+    :func:`coordinate_scale`; ``seed`` (an int, ``None`` or a NumPy Generator, drawn from as is) picks the
+    seed indices (all ``K`` seeds when ``counts[l] == K``).
     """
     if len(deltas) != len(counts):
-        raise ValueError(f"got {len(deltas)} blocks but {len(counts)} direction counts")
-    rng = rng if rng is not None else np.random.default_rng(0)
+        raise ValueError(f"deltas and counts must have the same length, got {len(deltas)}, {len(counts)}")
+    rng = as_generator(seed)
     K = len(seeds)
     index, values = [], []
     for block, (delta, n) in enumerate(zip(deltas, counts, strict=True)):
@@ -229,8 +230,8 @@ def reconstruct(dense: np.ndarray, seeds: np.ndarray, dims: Sequence[int], kind:
     dense = np.asarray(dense, dtype=np.float32)
     if dense.shape != (len(dims), len(seeds)):
         raise ValueError(f"dense must have shape ({len(dims)}, {len(seeds)}), got {dense.shape}")
-    if clip is not None and not clip > 0:
-        raise ValueError(f"clip must be > 0 or None, got {clip!r}")
+    if clip is not None:
+        clip = check_scalar(clip, "clip", "real", min=0.0, inclusive="neither")
     updates, count = [], 0
     for block, dim in enumerate(dims):
         acc = np.zeros(int(dim), dtype=np.float32)

@@ -22,6 +22,8 @@ import torch
 from torch import nn
 
 from icml25.federated.lbi_fl.quant import BitConfig
+from icml25.utils.random import Seed, as_generator, seeded
+from icml25.utils.validation import check_scalar
 
 __all__ = [
     "ACTIONS", "STATE_DIM", "BitWidthState", "action_mask", "apply_action", "lbi_reward", "Policy", "FixedPolicy",
@@ -68,8 +70,7 @@ def action_mask(bits: tuple[int, int, int] | BitConfig) -> np.ndarray:
 
 def apply_action(bits: BitConfig, action: int) -> bool:
     """Apply ``action`` (index into :data:`ACTIONS`) to ``bits`` in place; True if a bit-width changed."""
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < len(ACTIONS):
-        raise ValueError(f"action must be an int in [0, {len(ACTIONS)}), got {action!r}")
+    action = check_scalar(action, "action", "int", min=0, max=len(ACTIONS) - 1)
     if not action_mask(bits)[action]:
         raise ValueError(f"action {ACTIONS[action]!r} is masked out at bits {bits.as_tuple()}")
     if action == 0:
@@ -81,22 +82,25 @@ def apply_action(bits: BitConfig, action: int) -> bool:
 def lbi_reward(bitops: float, bitops_int8: float, acc: float, acc_ref: float, t: float, theta: float = 1.0,
                delta: float = 0.02) -> float:
     """Our instantiation of the reward: ``(BitOPs_INT8 / BitOPs)^theta * exp(-max(0, acc_ref - acc)/delta) * t``."""
-    if bitops <= 0 or bitops_int8 <= 0 or delta <= 0:
-        raise ValueError("bitops, bitops_int8 and delta must be > 0")
+    for name, value in (("bitops", bitops), ("bitops_int8", bitops_int8), ("delta", delta)):
+        check_scalar(value, name, "real", min=0.0, inclusive="neither")
     return float((bitops_int8 / bitops) ** theta * math.exp(-max(0.0, acc_ref - acc) / delta) * t)
 
 
 class Policy:
-    """A bit-width policy: ``act(state, rng) -> action index`` (must be a valid action for the state)."""
+    """A bit-width policy: ``act(state, seed) -> action index`` (must be a valid action for the state).
 
-    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+    ``seed`` is the caller's randomness (an int, ``None`` or a ``numpy.random.Generator``, drawn from as is).
+    """
+
+    def act(self, state: BitWidthState, seed: Seed = None) -> int:
         raise NotImplementedError
 
 
 class FixedPolicy(Policy):
     """Never changes the bit-widths (UI4 / UI8 baselines, depending on the initial bits)."""
 
-    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+    def act(self, state: BitWidthState, seed: Seed = None) -> int:
         return 0
 
 
@@ -104,11 +108,10 @@ class RandomPolicy(Policy):
     """At each decision, raises a uniformly chosen valid component with probability ``p_raise``, else keeps."""
 
     def __init__(self, p_raise: float = 0.5) -> None:
-        if not 0.0 <= p_raise <= 1.0:
-            raise ValueError(f"p_raise must be in [0, 1], got {p_raise!r}")
-        self.p_raise = p_raise
+        self.p_raise = check_scalar(p_raise, "p_raise", "real", min=0.0, max=1.0)
 
-    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+    def act(self, state: BitWidthState, seed: Seed = None) -> int:
+        rng = as_generator(seed)
         raises = np.flatnonzero(action_mask(state.bits)[1:]) + 1
         if raises.size == 0 or rng.random() >= self.p_raise:
             return 0
@@ -128,7 +131,7 @@ class TeacherSchedulePolicy(Policy):
     def target(self, t: float) -> tuple[int, int, int]:
         return (4, 6 if t >= self.a_at - 1e-9 else 4, 4 + 2 * sum(t >= x - 1e-9 for x in self.g_at))
 
-    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+    def act(self, state: BitWidthState, seed: Seed = None) -> int:
         target = self.target(state.t)
         for action, component in ((3, 2), (2, 1), (1, 0)):
             if state.bits[component] < target[component]:
@@ -142,17 +145,12 @@ class RLPolicy(nn.Module, Policy):
     ``greedy=True`` (deployment) takes the most likely valid action; ``greedy=False`` samples (training).
     """
 
-    def __init__(self, hidden: int = 32, seed: int = 0, greedy: bool = True) -> None:
+    def __init__(self, hidden: int = 32, seed: Seed = 0, greedy: bool = True) -> None:
         super().__init__()
-        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
-            raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
-        generator_state = torch.random.get_rng_state()
-        torch.manual_seed(seed)
-        try:
+        hidden = check_scalar(hidden, "hidden", "int", min=1)
+        with seeded(seed):
             self.net = nn.Sequential(nn.Linear(STATE_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
                                      nn.Linear(hidden, len(ACTIONS)))
-        finally:
-            torch.random.set_rng_state(generator_state)
         self.hidden, self.greedy = hidden, greedy
 
     def forward(self, states: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -165,11 +163,11 @@ class RLPolicy(nn.Module, Policy):
             logp = self(torch.as_tensor(state.vector())[None], torch.as_tensor(action_mask(state.bits))[None])[0]
         return logp.exp().numpy().astype(np.float64)
 
-    def act(self, state: BitWidthState, rng: np.random.Generator) -> int:
+    def act(self, state: BitWidthState, seed: Seed = None) -> int:
         p = self.probabilities(state)
         if self.greedy:
             return int(np.argmax(p))
-        return int(rng.choice(len(ACTIONS), p=p / p.sum()))
+        return int(as_generator(seed).choice(len(ACTIONS), p=p / p.sum()))
 
     def save(self, path: str | Path) -> None:
         """Write the weights as plain NumPy arrays (.npz)."""
@@ -222,10 +220,11 @@ def train_agent(proxy_task_fn: Callable[[Policy, int], Sequence[Decision]], epis
     client's return from that decision on and b a moving average of G per decision index.
     ``log(episode, mean_return, bc_loss)`` is called after each episode.
     """
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a positive integer, got {episodes!r}")
-    if bc_weight < 0 or not 0 < bc_decay <= 1 or lr <= 0:
-        raise ValueError("need bc_weight >= 0, 0 < bc_decay <= 1 and lr > 0")
+    episodes = check_scalar(episodes, "episodes", "int", min=1)
+    bc_weight = check_scalar(bc_weight, "bc_weight", "real", min=0.0)
+    bc_decay = check_scalar(bc_decay, "bc_decay", "real", min=0.0, max=1.0, inclusive="right")
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    seed = check_scalar(seed, "seed", "int", min=0)
     teacher = teacher or TeacherSchedulePolicy()
     policy = RLPolicy(hidden=hidden, seed=seed, greedy=False)
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)

@@ -27,7 +27,8 @@ from icml25.federated.lbi_fl.agent import (
 from icml25.federated.lbi_fl.quant import (
     COMPONENTS,
     BitConfig,
-    _LowBitMixin,
+    LowBitMixin,
+    TorchSeed,
     bitops_per_sample,
     check_bits,
     count_macs,
@@ -40,6 +41,15 @@ from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, pac
 from icml25.federated.simulation import Client, History, Strategy, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 from icml25.utils.nn import accuracy, train_classifier
+from icml25.utils.random import Seed, as_generator, int_seed, torch_generator
+from icml25.utils.validation import (
+    check_bool,
+    check_choice,
+    check_consistent_length,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = [
     "encode_arrays", "decode_arrays", "LBIFLClient", "LBIFLStrategy", "lowbit_accuracy_evaluator", "LBIFLRun",
@@ -51,12 +61,14 @@ Q_SUFFIX, S_SUFFIX = "::q", "::s"
 
 
 def encode_arrays(arrays: Mapping[str, np.ndarray], b_w: int, per_channel: bool = False, rounding: str = "nearest",
-                  generator: torch.Generator | None = None) -> Arrays:
+                  seed: TorchSeed = None) -> Arrays:
     """The message of a model at ``b_w`` bits: per tensor ``name::q`` (packed unsigned ints) and ``name::s``
     (float32 scales).  Symmetric quantization (``rounding`` "nearest", the paper's, or "stochastic",
-    unbiased); ``q + 2^(b-1) - 1`` is sent so that it fits in b bits."""
+    unbiased, drawn with ``seed``: see :mod:`icml25.federated.lbi_fl.quant`); ``q + 2^(b-1) - 1`` is sent so
+    that it fits in b bits."""
     check_bits(b_w, "b_w")
-    per_channel = _check_per_channel(per_channel)
+    per_channel = check_bool(per_channel, "per_channel")
+    generator = None if seed is None else torch_generator(seed)
     offset = 2 ** (b_w - 1) - 1
     out: Arrays = {}
     for name, value in arrays.items():
@@ -96,13 +108,6 @@ def decode_arrays(message: Mapping[str, np.ndarray], layout: Mapping[str, np.nda
     return out
 
 
-def _check_per_channel(per_channel: object) -> bool:
-    """``per_channel`` must be a plain bool (a string such as "False" would silently mean True)."""
-    if not isinstance(per_channel, (bool, np.bool_)):
-        raise ValueError(f"per_channel must be True or False, got {per_channel!r}")
-    return bool(per_channel)
-
-
 def _layout(model: nn.Module) -> Arrays:
     return module_to_arrays(model)
 
@@ -126,16 +131,17 @@ class LBIFLClient(Client):
     """
 
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, epochs: int = 2,
-                 lr: float = 0.1, batch_size: int = 32, per_channel: bool = False, seed: int = 0,
+                 lr: float = 0.1, batch_size: int = 32, per_channel: bool = False, seed: Seed = 0,
                  grad_rounding: str = "stochastic", message_rounding: str = "nearest") -> None:
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(f"X and y hold different numbers of samples: {X.shape[0]} and {y.shape[0]}")
+        check_consistent_length(X, y, names=("X", "y"))
         self.model_fn, self.X, self.y = model_fn, X, y
-        self.epochs, self.lr, self.batch_size = epochs, lr, batch_size
-        self.per_channel = _check_per_channel(per_channel)
-        if message_rounding not in ("nearest", "stochastic"):
-            raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
-        self.seed, self.grad_rounding, self.message_rounding = seed, grad_rounding, message_rounding
+        self.epochs = check_scalar(epochs, "epochs", "int", min=1)
+        self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        self.batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+        self.per_channel = check_bool(per_channel, "per_channel")
+        check_choice(grad_rounding, "grad_rounding", ("stochastic", "nearest"))
+        check_choice(message_rounding, "message_rounding", ("nearest", "stochastic"))
+        self.seed, self.grad_rounding, self.message_rounding = int_seed(seed), grad_rounding, message_rounding
         self.macs = sum(count_macs(model_fn(), tuple(X.shape[1:])).values())
 
     def fit(self, ins: FitIns) -> FitRes:
@@ -143,14 +149,14 @@ class LBIFLClient(Client):
         server_round = int(ins.config.get("round", 0))
         model = self.model_fn()
         load_arrays(model, decode_arrays(ins.arrays, _layout(model), bits.w))
-        generator = torch.Generator(device=self.X.device).manual_seed(self.seed * 1_000_003 + server_round)
+        generator = torch_generator(self.seed * 1_000_003 + server_round, device=self.X.device)
         quantize_model(model, bits, self.per_channel, generator, self.grad_rounding, strict=True)
         n = int(self.X.shape[0])
         metrics: dict[str, float] = {"b_w": bits.w, "err_w": 0.0, "err_a": 0.0, "err_g": 0.0, "bitops": 0.0}
         if n:
             train_classifier(model, self.X, self.y, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
                              optimizer=torch.optim.SGD, seed=self.seed + server_round)
-            layers = [m for m in model.modules() if isinstance(m, _LowBitMixin)]
+            layers = [m for m in model.modules() if isinstance(m, LowBitMixin)]
             errors = [m.errors for m in layers]
             for c in COMPONENTS:
                 values = [e[c] for e in errors if c in e]
@@ -177,28 +183,26 @@ class LBIFLStrategy(Strategy):
     the clients' training BitOPs; ``bits_log`` holds each round's (b_w, b_a, b_g) per client.
     ``seed`` seeds the policy's random generator (and the stochastic rounding of the downlink).
     ``message_rounding`` is how the messages round the weights: ``"nearest"`` (the paper's weight
-    quantizer) or ``"stochastic"`` (OUR option: unbiased, so small FedAvg updates are not rounded away).
-    ``per_channel`` gives the downlink's weight tensors one scale per output channel (the brief's option).
+    quantizer) or ``"stochastic"`` (our option, not the paper's: unbiased, so small FedAvg updates are not
+    rounded away).  ``per_channel`` gives the downlink's weight tensors one scale per output channel (an
+    option; the paper's quantizer has one scale per tensor).
     """
 
     def __init__(self, initial_arrays: Mapping[str, np.ndarray], policy: Policy, rounds: int, n_clients: int,
                  itv: int = 5, initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False,
-                 evaluate_fn: Callable[[Arrays, BitConfig], dict[str, float]] | None = None, seed: int = 0,
+                 evaluate_fn: Callable[[Arrays, BitConfig], dict[str, float]] | None = None, seed: Seed = 0,
                  message_rounding: str = "nearest") -> None:
-        if not isinstance(policy, Policy):
-            raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+        check_instance(policy, "policy", Policy)
         for name, value in (("rounds", rounds), ("n_clients", n_clients), ("itv", itv)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for b in initial_bits:
-            check_bits(b, "initial bit-width")
+            check_scalar(value, name, "int", min=1)
+        check_sequence(initial_bits, "initial_bits", min_len=3, item=check_bits)
+        seed = int_seed(seed)
         self.layout = {k: np.asarray(v, dtype=np.float32).copy() for k, v in initial_arrays.items()}
         self.policy, self.rounds, self.itv = policy, rounds, itv
-        self.per_channel = _check_per_channel(per_channel)
-        if message_rounding not in ("nearest", "stochastic"):
-            raise ValueError(f"message_rounding must be 'nearest' or 'stochastic', got {message_rounding!r}")
+        self.per_channel = check_bool(per_channel, "per_channel")
+        check_choice(message_rounding, "message_rounding", ("nearest", "stochastic"))
         self.evaluate_fn, self.message_rounding, self.seed = evaluate_fn, message_rounding, seed
-        self.rng = np.random.default_rng(seed)
+        self.rng = as_generator(seed)
         self.clients = {cid: _ClientBits(BitConfig(*initial_bits)) for cid in range(n_clients)}
         self.decisions: list[tuple[int, int, BitWidthState, int]] = []
         self.bits_log: list[dict[int, tuple[int, int, int]]] = []
@@ -218,7 +222,7 @@ class LBIFLStrategy(Strategy):
         for cid in clients:
             bits = self._state(cid).bits
             if bits.w not in messages:  # the global model re-quantized once per downlink bit-width
-                generator = torch.Generator().manual_seed(self.seed * 1_000_003 + server_round)
+                generator = torch_generator(self.seed * 1_000_003 + server_round)
                 messages[bits.w] = encode_arrays(arrays, bits.w, self.per_channel, self.message_rounding, generator)
             config = {"round": server_round, "b_w": bits.w, "b_a": bits.a, "b_g": bits.g}
             out[cid] = FitIns(messages[bits.w], config)
@@ -276,7 +280,7 @@ def lowbit_accuracy_evaluator(model_fn: Callable[[], nn.Module], X: torch.Tensor
     """``evaluate_fn(arrays, bits)``: test accuracy of the global model run with low-bit layers at ``bits``
     (FP32 when ``bits`` is None); ``per_channel`` gives the weights one scale per output channel, as
     in training."""
-    per_channel = _check_per_channel(per_channel)
+    per_channel = check_bool(per_channel, "per_channel")
 
     def evaluate(arrays: Mapping[str, np.ndarray], bits: BitConfig | None = None) -> dict[str, float]:
         model = load_arrays(model_fn(), arrays)
@@ -309,18 +313,18 @@ class LBIFLRun:
 def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
                rounds: int, policy: Policy, X_test: torch.Tensor, y_test: torch.Tensor, itv: int = 5,
                local_epochs: int = 2, lr: float = 0.1, batch_size: int = 32,
-               initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False, seed: int = 0,
+               initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False, seed: Seed = 0,
                clients_per_round: int | None = None, on_failure: str = "skip",
-               policy_seed: int | None = None, message_rounding: str = "nearest") -> LBIFLRun:
+               policy_seed: Seed = None, message_rounding: str = "nearest") -> LBIFLRun:
     """Run LBI-FL (or a fixed/random/teacher baseline, through ``policy`` and ``initial_bits``) on the runtime.
 
     ``seed`` fixes the model's data order, stochastic rounding and client sampling; ``policy_seed``
     (default ``seed``) the policy's random generator (as in :func:`plan_bitops`).  ``per_channel``
-    (the brief's option, off by default) gives weights one scale per output channel everywhere: in the
+    (an option, off by default as in the paper) gives weights one scale per output channel everywhere: in the
     clients' low-bit layers, in both messages and in the low-bit evaluation of the global model.
     """
-    if not client_data:
-        raise ValueError("run_lbi_fl needs at least one client")
+    check_sequence(client_data, "client_data", min_len=1)
+    seed = int_seed(seed)
     clients = [LBIFLClient(model_fn, X, y, local_epochs, lr, batch_size, per_channel, seed * 1000 + i,
                            message_rounding=message_rounding) for i, (X, y) in enumerate(client_data)]
     strategy = LBIFLStrategy(module_to_arrays(model_fn()), policy, rounds, len(clients), itv, initial_bits,
@@ -331,12 +335,12 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
 
 
 def plan_bitops(policy: Policy, client_samples: Sequence[int], rounds: int, macs: int, itv: int = 5,
-                local_epochs: int = 2, initial_bits: tuple[int, int, int] = (4, 4, 4), seed: int = 0) -> float:
+                local_epochs: int = 2, initial_bits: tuple[int, int, int] = (4, 4, 4), seed: Seed = 0) -> float:
     """Training BitOPs of a policy that ignores the quantization errors (fixed, random, teacher), without
     training: the same decision loop as :class:`LBIFLStrategy` with full participation."""
     bits = [BitConfig(*initial_bits) for _ in client_samples]
     last = [0] * len(client_samples)
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     total = 0.0
     for r in range(1, rounds + 1):
         total += sum(bitops_per_sample(macs, b) * n * local_epochs for b, n in zip(bits, client_samples, strict=True))
@@ -359,7 +363,7 @@ class ProxyTask:
 
     def __init__(self, model_fn: Callable[[], nn.Module], client_data, X_test, y_test, rounds: int = 40,
                  itv: int = 5, local_epochs: int = 2, lr: float = 0.1, batch_size: int = 32, theta: float = 1.0,
-                 delta: float = 0.02, seed: int = 0) -> None:
+                 delta: float = 0.02, seed: Seed = 0) -> None:
         self.model_fn, self.client_data, self.X_test, self.y_test = model_fn, client_data, X_test, y_test
         self.kw = dict(rounds=rounds, itv=itv, local_epochs=local_epochs, lr=lr, batch_size=batch_size)
         self.theta, self.delta = theta, delta
@@ -367,7 +371,7 @@ class ProxyTask:
                                   initial_bits=(8, 8, 8), seed=seed, **self.kw).accuracy
         self.macs = sum(count_macs(model_fn(), tuple(client_data[0][0].shape[1:])).values())
 
-    def __call__(self, policy: Policy, seed: int) -> list[Decision]:
+    def __call__(self, policy: Policy, seed: Seed) -> list[Decision]:
         run = run_lbi_fl(self.model_fn, self.client_data, policy=policy, X_test=self.X_test, y_test=self.y_test,
                          seed=seed, **self.kw)
         itv, rounds = self.kw["itv"], self.kw["rounds"]

@@ -5,6 +5,11 @@ Weights and activations: symmetric uniform quantization with round-to-nearest,
 backward): asymmetric uniform quantization with stochastic rounding, ``s = (max - min) / (2^b - 1)``,
 ``q = floor((x - min) / s + u)``, ``u ~ U[0, 1)``, which is unbiased.  The layers fake-quantize
 (integers on the grid times a float scale); :func:`integer_linear` does the same product in int32.
+
+Randomness (stochastic rounding) is torch-native, so the ``seed`` arguments here accept, besides the
+project's ``int | numpy.random.Generator | None``, a ``torch.Generator`` (used as is, on its own device, and
+advanced by every draw).  An int or a NumPy Generator becomes a fresh ``torch.Generator``
+(:func:`icml25.utils.random.torch_generator`); ``None`` draws from torch's global RNG, as ``torch.rand`` does.
 """
 
 from __future__ import annotations
@@ -17,34 +22,44 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml25.utils.random import Seed, torch_generator
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+
 __all__ = [
-    "BITS", "COMPONENTS", "BitConfig", "check_bits", "quantize_symmetric", "quantize_stochastic_asym", "dequantize",
-    "fake_quant", "quant_error", "QLinear", "QConv2d", "quantize_model", "integer_linear", "count_macs",
-    "bitops_per_sample", "training_bitops", "message_bits",
+    "BITS", "COMPONENTS", "TorchSeed", "BitConfig", "check_bits", "quantize_symmetric", "quantize_stochastic_asym",
+    "dequantize", "fake_quant", "quant_error", "LowBitMixin", "QLinear", "QConv2d", "quantize_model",
+    "integer_linear", "count_macs", "bitops_per_sample", "training_bitops", "message_bits",
 ]
+
+#: The randomness argument of the stochastic quantizers: the project's ``Seed`` or a ``torch.Generator``.
+TorchSeed = Seed | torch.Generator
 
 BITS = (4, 6, 8)
 COMPONENTS = ("w", "a", "g")
 
 
 def check_bits(bits: object, what: str = "bits") -> int:
-    """Return ``bits`` if it is one of :data:`BITS` (4, 6, 8), else raise ValueError."""
-    if isinstance(bits, bool) or not isinstance(bits, int) or bits not in BITS:
-        raise ValueError(f"{what} must be one of {BITS}, got {bits!r}")
-    return bits
+    """Return ``bits`` if it is one of :data:`BITS` (4, 6, 8): a TypeError for a non-integer, else a ValueError."""
+    return check_choice(check_scalar(bits, what, "int"), what, BITS)
 
 
-def _check_tensor(x: torch.Tensor) -> None:
-    if not torch.is_tensor(x):
-        raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}")
+def _float_tensor(x: object) -> torch.Tensor:
+    check_instance(x, "x", torch.Tensor, "a torch.Tensor")
     if not x.is_floating_point():
-        raise TypeError(f"expected a floating-point tensor, got {x.dtype}")
+        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    return x
 
 
-def _check_finite(*extremes: torch.Tensor) -> None:
+def _finite_extremes(*extremes: torch.Tensor) -> None:
     """NaN and Inf propagate to max/min, so finite extremes mean a finite tensor (one cheap check)."""
     if not all(bool(torch.isfinite(e).all()) for e in extremes):
-        raise ValueError("tensor contains NaN or Inf")
+        raise ValueError("x must contain only finite values, got NaN or inf")
+
+
+def _torch_rng(seed: TorchSeed, device: torch.device | str = "cpu") -> torch.Generator | None:
+    """``None`` (torch's global RNG), a ``torch.Generator`` as is, or a new one on ``device`` from an int / NumPy
+    Generator."""
+    return None if seed is None else torch_generator(seed, device=device)
 
 
 def _int_dtype(bits: int) -> torch.dtype:
@@ -52,59 +67,56 @@ def _int_dtype(bits: int) -> torch.dtype:
 
 
 def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False, rounding: str = "nearest",
-                       generator: torch.Generator | None = None,
+                       seed: TorchSeed = None,
                        _float_q: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Symmetric quantization: ``(q, scale)`` with ``x ~ scale * q``, ``|q| <= 2^(b-1) - 1``.
 
-    ``rounding="nearest"`` (the paper's W/A quantizer) or ``"stochastic"`` (unbiased, with
-    ``generator``).  ``per_channel`` gives one scale per slice along dim 0 (output channels); the
+    ``rounding="nearest"`` (the paper's W/A quantizer) or ``"stochastic"`` (unbiased, drawn with
+    ``seed``, see the module docstring).  ``per_channel`` gives one scale per slice along dim 0 (output channels); the
     scale then has shape ``(C, 1, ..., 1)``.  An all-zero tensor (or slice) gets scale 0 and q = 0.
     """
-    if rounding not in ("nearest", "stochastic"):
-        raise ValueError(f"rounding must be 'nearest' or 'stochastic', got {rounding!r}")
-    if not 2 <= int(bits) <= 16:
-        raise ValueError(f"bits must be in [2, 16], got {bits!r}")
-    _check_tensor(x)
-    qmax = 2 ** (int(bits) - 1) - 1
+    check_choice(rounding, "rounding", ("nearest", "stochastic"))
+    bits = check_scalar(bits, "bits", "int", min=2, max=16)
+    _float_tensor(x)
+    qmax = 2 ** (bits - 1) - 1
     if per_channel and x.ndim >= 1:
         amax = x.detach().abs().reshape(x.shape[0], -1).amax(dim=1).reshape((-1,) + (1,) * (x.ndim - 1))
     else:
         amax = x.detach().abs().amax() if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
-    _check_finite(amax)
+    _finite_extremes(amax)
     scale = amax / qmax
     t = x.detach() / scale.clamp_min(torch.finfo(x.dtype).tiny)
     if rounding == "stochastic":
-        q = torch.floor(t + torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device))
+        q = torch.floor(t + torch.rand(x.shape, generator=_torch_rng(seed, x.device), dtype=x.dtype, device=x.device))
     else:
         q = torch.round(t)
     q = torch.clamp(q, -qmax, qmax)
-    return (q if _float_q else q.to(_int_dtype(int(bits)))), scale
+    return (q if _float_q else q.to(_int_dtype(bits))), scale
 
 
-def quantize_stochastic_asym(x: torch.Tensor, bits: int, generator: torch.Generator | None = None,
+def quantize_stochastic_asym(x: torch.Tensor, bits: int, seed: TorchSeed = None,
                              rounding: str = "stochastic",
                              _float_q: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Asymmetric quantization ``(q, scale, zero)`` with ``x ~ zero + scale * q``, ``0 <= q <= 2^b - 1``.
 
     ``rounding="stochastic"`` (default, the paper's gradient quantizer): ``q = floor((x - min)/s + u)``,
-    unbiased; ``"nearest"``: round-to-nearest (biased, for comparison).  A constant tensor gets scale 0.
+    unbiased, drawn with ``seed`` (see the module docstring); ``"nearest"``: round-to-nearest (biased, for
+    comparison).  A constant tensor gets scale 0.
     """
-    if rounding not in ("stochastic", "nearest"):
-        raise ValueError(f"rounding must be 'stochastic' or 'nearest', got {rounding!r}")
-    if not 1 <= int(bits) <= 16:
-        raise ValueError(f"bits must be in [1, 16], got {bits!r}")
-    _check_tensor(x)
+    check_choice(rounding, "rounding", ("stochastic", "nearest"))
+    bits = check_scalar(bits, "bits", "int", min=1, max=16)
+    _float_tensor(x)
     x = x.detach()
     if x.numel() == 0:
         zero = torch.zeros((), dtype=x.dtype, device=x.device)
         return torch.zeros_like(x, dtype=torch.int32), zero, zero
     lo, hi = x.amin(), x.amax()
-    _check_finite(lo, hi)
-    levels = 2 ** int(bits) - 1
+    _finite_extremes(lo, hi)
+    levels = 2 ** bits - 1
     scale = (hi - lo) / levels
     t = (x - lo) / scale.clamp_min(torch.finfo(x.dtype).tiny)  # a constant tensor gives t = 0, so q = 0
     if rounding == "stochastic":
-        t = t + torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        t = t + torch.rand(x.shape, generator=_torch_rng(seed, x.device), dtype=x.dtype, device=x.device)
         q = torch.clamp(torch.floor(t), 0, levels)
     else:
         q = torch.clamp(torch.round(t), 0, levels)
@@ -117,25 +129,25 @@ def dequantize(q: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor | None =
     return out if zero is None else out + zero
 
 
-def fake_quant(x: torch.Tensor, bits: int, mode: str = "nearest", generator: torch.Generator | None = None,
+def fake_quant(x: torch.Tensor, bits: int, mode: str = "nearest", seed: TorchSeed = None,
                per_channel: bool = False) -> torch.Tensor:
     """Quantize and dequantize: ``mode="nearest"`` is the symmetric W/A quantizer, ``"stochastic"`` the
-    asymmetric stochastic gradient quantizer, ``"asym_nearest"`` the asymmetric one with round-to-nearest."""
+    asymmetric stochastic gradient quantizer (drawn with ``seed``), ``"asym_nearest"`` the asymmetric one with
+    round-to-nearest."""
+    check_choice(mode, "mode", ("nearest", "stochastic", "asym_nearest"))
     if mode == "nearest":
         return dequantize(*quantize_symmetric(x, bits, per_channel))
-    if mode in ("stochastic", "asym_nearest"):
-        rounding = "stochastic" if mode == "stochastic" else "nearest"
-        return dequantize(*quantize_stochastic_asym(x, bits, generator, rounding))
-    raise ValueError(f"mode must be 'nearest', 'stochastic' or 'asym_nearest', got {mode!r}")
+    rounding = "stochastic" if mode == "stochastic" else "nearest"
+    return dequantize(*quantize_stochastic_asym(x, bits, seed, rounding))
 
 
 def _rel_error(x_hat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return ((x_hat - x) ** 2).sum() / (x ** 2).sum().clamp_min(torch.finfo(x.dtype).tiny)
 
 
-def quant_error(x: torch.Tensor, bits: int, mode: str = "nearest", generator: torch.Generator | None = None) -> float:
+def quant_error(x: torch.Tensor, bits: int, mode: str = "nearest", seed: TorchSeed = None) -> float:
     """Relative quantization error ``||Q(x) - x||^2 / ||x||^2`` (our instantiation of the paper's Eq. 5)."""
-    return float(_rel_error(fake_quant(x, bits, mode, generator), x.detach()))
+    return float(_rel_error(fake_quant(x, bits, mode, seed), x.detach()))
 
 
 @dataclass
@@ -161,8 +173,7 @@ class BitConfig:
 
     def raise_(self, component: str) -> None:
         """Add 2 bits to ``component`` ('w', 'a' or 'g'); it must be at 4 or 6."""
-        if component not in COMPONENTS:
-            raise ValueError(f"component must be one of {COMPONENTS}, got {component!r}")
+        check_choice(component, "component", COMPONENTS)
         value = getattr(self, component)
         if value is None or value >= 8:
             raise ValueError(f"bit-width {component} is {value}: cannot be raised")
@@ -172,8 +183,12 @@ class BitConfig:
         return (self.w, self.a, self.g)
 
 
-class _LowBitMixin:
-    """Shared quantize-with-checks helpers of :class:`QLinear` and :class:`QConv2d`."""
+class LowBitMixin:
+    """Shared quantize-with-checks helpers of :class:`QLinear` and :class:`QConv2d` (``isinstance`` finds both).
+
+    ``generator`` is the layer's ``torch.Generator`` for the stochastic rounding of gradients (None: torch's
+    global RNG).
+    """
 
     bits: BitConfig
     per_channel: bool
@@ -181,14 +196,13 @@ class _LowBitMixin:
     grad_rounding: str
     layer_name: str
 
-    def _init_lowbit(self, bits: BitConfig | None, per_channel: bool, generator: torch.Generator | None,
-                     grad_rounding: str) -> None:
-        if bits is not None and not isinstance(bits, BitConfig):
-            raise TypeError(f"bits must be a BitConfig, got {type(bits).__name__}")
-        if grad_rounding not in ("stochastic", "nearest"):
-            raise ValueError(f"grad_rounding must be 'stochastic' or 'nearest', got {grad_rounding!r}")
+    def _init_lowbit(self, bits: BitConfig | None, per_channel: bool, seed: TorchSeed, grad_rounding: str) -> None:
+        if bits is not None:
+            check_instance(bits, "bits", BitConfig)
+        check_choice(grad_rounding, "grad_rounding", ("stochastic", "nearest"))
         self.bits = bits if bits is not None else BitConfig()
-        self.per_channel, self.generator, self.grad_rounding = per_channel, generator, grad_rounding
+        self.per_channel, self.grad_rounding = check_bool(per_channel, "per_channel"), grad_rounding
+        self.generator = _torch_rng(seed)
         self.layer_name = type(self).__name__
         self._last: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
@@ -267,43 +281,44 @@ class _Conv2dFn(torch.autograd.Function):
         return grad_x, grad_w, grad_b, None
 
 
-class QLinear(_LowBitMixin, nn.Linear):
+class QLinear(LowBitMixin, nn.Linear):
     """Drop-in ``nn.Linear`` whose forward and backward run on quantized W, A and G (fake quantization).
 
     ``bits`` is a shared :class:`BitConfig`; ``per_channel`` gives weights one scale per output unit;
-    ``generator`` seeds the stochastic rounding of gradients; ``errors`` holds the last relative
-    quantization errors of W, A and G.
+    ``seed`` drives the stochastic rounding of gradients (see the module docstring); ``errors`` holds
+    the last relative quantization errors of W, A and G.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, bits: BitConfig | None = None,
-                 per_channel: bool = False, generator: torch.Generator | None = None,
+                 per_channel: bool = False, seed: TorchSeed = None,
                  grad_rounding: str = "stochastic", device=None, dtype=None) -> None:
         nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
-        self._init_lowbit(bits, per_channel, generator, grad_rounding)
+        self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _LinearFn.apply(x, self.weight, self.bias, self)
 
 
-class QConv2d(_LowBitMixin, nn.Conv2d):
+class QConv2d(LowBitMixin, nn.Conv2d):
     """Drop-in ``nn.Conv2d`` with quantized W, A and G (see :class:`QLinear`); zero padding only."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, bits: BitConfig | None = None, per_channel: bool = False,
-                 generator: torch.Generator | None = None, grad_rounding: str = "stochastic",
+                 seed: TorchSeed = None, grad_rounding: str = "stochastic",
                  device=None, dtype=None) -> None:
         nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                            device=device, dtype=dtype)
         if isinstance(self.padding, str):
-            raise ValueError("QConv2d needs numeric padding, not 'same'/'valid'")
-        self._init_lowbit(bits, per_channel, generator, grad_rounding)
+            raise ValueError(f"padding must be numeric for a QConv2d, got {self.padding!r}")
+        self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _Conv2dFn.apply(x, self.weight, self.bias, self)
 
 
-def _swap(child: nn.Module, bits: BitConfig, per_channel: bool, generator, grad_rounding: str) -> nn.Module | None:
-    kw = dict(bits=bits, per_channel=per_channel, generator=generator, grad_rounding=grad_rounding,
+def _swap(child: nn.Module, bits: BitConfig, per_channel: bool, generator: torch.Generator | None,
+          grad_rounding: str) -> nn.Module | None:
+    kw = dict(bits=bits, per_channel=per_channel, seed=generator, grad_rounding=grad_rounding,
               device="meta", dtype=child.weight.dtype)  # no initialisation (and no global RNG draw): assigned below
     if type(child) is nn.Linear:
         new = QLinear(child.in_features, child.out_features, child.bias is not None, **kw)
@@ -317,16 +332,17 @@ def _swap(child: nn.Module, bits: BitConfig, per_channel: bool, generator, grad_
 
 
 def quantize_model(model: nn.Module, bits: BitConfig, per_channel: bool = False,
-                   generator: torch.Generator | None = None, grad_rounding: str = "stochastic",
+                   seed: TorchSeed = None, grad_rounding: str = "stochastic",
                    strict: bool = False) -> nn.Module:
     """Replace every ``nn.Linear`` / ``nn.Conv2d`` of ``model`` in place by :class:`QLinear` / :class:`QConv2d`.
 
-    All low-bit layers share ``bits``.  Other layers that hold parameters stay in FP32 and are listed
-    in a warning (``strict=True`` raises TypeError instead).  A bare ``nn.Linear`` / ``nn.Conv2d``
-    cannot be replaced in place and raises TypeError.  Returns the model.
+    All low-bit layers share ``bits`` and one ``torch.Generator`` made from ``seed`` (see the module
+    docstring).  Other layers that hold parameters stay in FP32 and are listed in a warning
+    (``strict=True`` raises TypeError instead).  A bare ``nn.Linear`` / ``nn.Conv2d`` cannot be
+    replaced in place and raises TypeError.  Returns the model.
     """
-    if not isinstance(bits, BitConfig):
-        raise TypeError(f"bits must be a BitConfig, got {type(bits).__name__}")
+    check_instance(bits, "bits", BitConfig)
+    generator = _torch_rng(seed)
     if type(model) in (nn.Linear, nn.Conv2d):
         raise TypeError(f"a bare {type(model).__name__} cannot be replaced in place: wrap it in nn.Sequential "
                         f"or build a QLinear / QConv2d directly")
@@ -334,7 +350,7 @@ def quantize_model(model: nn.Module, bits: BitConfig, per_channel: bool = False,
     for parent_name, parent in list(model.named_modules()):
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
-            if isinstance(child, _LowBitMixin):
+            if isinstance(child, LowBitMixin):
                 child.bits = bits
                 child.layer_name = full
                 continue
@@ -410,13 +426,12 @@ def bitops_per_sample(total_macs: int, bits: BitConfig | tuple[int | None, int |
 
 def training_bitops(macs_per_layer: dict[str, int], bits: BitConfig | tuple, n_samples: int) -> int:
     """Training BitOPs of ``n_samples`` sample passes (forward and backward) at ``bits``."""
-    if n_samples < 0:
-        raise ValueError(f"n_samples must be >= 0, got {n_samples}")
-    return bitops_per_sample(sum(macs_per_layer.values()), bits) * int(n_samples)
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=0)
+    return bitops_per_sample(sum(macs_per_layer.values()), bits) * n_samples
 
 
 def message_bits(arrays: dict, b_w: int | None) -> int:
-    """The formula of the brief: sum over tensors of ``numel * b_w + 32`` (FP32: ``numel * 32``).
+    """The analytic message size: sum over tensors of ``numel * b_w + 32`` (FP32: ``numel * 32``).
 
     For reference only: the reproduction reads the bits actually serialized from the ledger.
     """
