@@ -211,6 +211,38 @@ def test_filter_rejects_bad_input_and_relative_degree_mismatch():
         cbf.barrier(x, -0.1)
 
 
+def test_filter_and_barrier_reject_non_finite_states_radii_and_model_output():
+    """issue 19: a NaN state, NaN/negative radii or a NaN model output must raise, not give a control."""
+    cbf = _cbf()
+    x = np.array([0.5, 1.0, 1.0, 0.0])
+    bad_x = x.copy()
+    bad_x[0] = np.nan
+    with pytest.raises(ValueError, match="x_hat must contain only finite values"):
+        cbf.filter(bad_x, np.zeros(2), true_affine(), 0.01, 2.0)
+    for method in (cbf.barrier, cbf.lipschitz):
+        with pytest.raises(ValueError, match="x_hat must contain only finite values"):
+            method(bad_x, 0.01) if method == cbf.barrier else method(bad_x)
+    for method in (cbf.h, cbf.phi0, cbf.grad_phi0):
+        with pytest.raises(ValueError, match="x must contain only finite values"):
+            method(bad_x)
+    with pytest.raises(ValueError, match="x must have shape"):
+        cbf.h(np.zeros(3))
+    for radii in ([np.nan, 0.1], [0.2, -0.1]):
+        with pytest.raises(ValueError, match="radii must"):
+            MeasurementAwareCBF(obstacles=[[1.0, 1.0], [0.3, 1.7]], radii=radii)
+
+    def nan_model(xs):
+        f0, G = true_affine()(xs)
+        return np.full_like(f0, np.nan), G
+
+    with pytest.raises(ValueError, match="f_hat's f0 must contain only finite values"):
+        cbf.filter(x, np.zeros(2), nan_model, 0.01, 2.0)
+    with pytest.raises(ValueError, match="f_hat's G must have shape"):
+        cbf.filter(x, np.zeros(2), lambda xs: (true_affine()(xs)[0], np.zeros((1, 4))), 0.01, 2.0)
+    with pytest.raises(TypeError, match="f_hat must return a pair"):
+        cbf.filter(x, np.zeros(2), lambda xs: None, 0.01, 2.0)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"mode": "robust"}, "mode"), ({"mode": "worst_case"}, "worst_case_delta"), ({"k_nearest": 0}, "k_nearest"),
     ({"alpha": 0.0}, "alpha"), ({"r_safe": -0.1}, "r_safe"), ({"solver": "osqp"}, "solver"),

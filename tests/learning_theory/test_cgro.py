@@ -289,6 +289,24 @@ def test_conflicting_training_points():
         RobustMemorizer(g, X2 + 1.0, y, eps=0.05)
 
 
+@pytest.mark.parametrize("clip", [(0.0, 1.0), None])
+def test_memorizer_rejects_missing_labels_and_nan_inputs_naming_the_argument(memorizer_setup, clip):
+    """issue 19: y_train=None gave AttributeError, NaN in X_train surfaced as 'M must be > 0, got None'."""
+    g, X, y = memorizer_setup
+    with pytest.raises(TypeError, match="y_train must be a torch.Tensor"):
+        RobustMemorizer(g, X, None, eps=0.05, clip=clip)
+    with pytest.raises(TypeError, match="X_train must be a torch.Tensor"):
+        RobustMemorizer(g, None, y, eps=0.05, clip=clip)
+    with pytest.raises(TypeError, match="clean_model must be a torch.nn.Module"):
+        RobustMemorizer("g", X, y, eps=0.05, clip=clip)
+    bad = X.clone()
+    bad[3, 1] = float("nan")
+    with pytest.raises(ValueError, match="X_train must contain only finite values"):
+        RobustMemorizer(g, bad, y, eps=0.05, clip=clip)
+    with pytest.raises(ValueError, match="M must be"):
+        RobustMemorizer(g, X, y, eps=0.05, clip=clip, M=float("nan"))
+
+
 def test_interval_bounds_are_sound_and_reject_unknown_layers():
     torch.manual_seed(1)
     net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))

@@ -365,6 +365,16 @@ def test_zero_length_and_scalar_inputs():
     assert engine.release(1.5).shape == ()
 
 
+@pytest.mark.parametrize("x", [0.0, np.array(0.0), 2.5])
+def test_exact_laplace_releases_a_scalar(x):
+    """issue 19: the exact family's output of a 0-d secret raised AttributeError ('int' has no 'ravel')."""
+    engine = LaplaceMultipleRelease(x, 1.0, exact=True, seed=0)
+    for eps in (1.0, 2.0, 0.5):
+        y = engine.release(epsilon=eps)
+        assert y.shape == () and y.dtype == np.float64 and np.isfinite(y)
+    assert len(engine.releases) == 3
+
+
 @pytest.mark.parametrize("level", [0, -1.0, math.inf, math.nan])
 def test_bad_levels_are_rejected(level):
     g = MultipleRelease(np.zeros(2), GaussianFamily(), seed=0)

@@ -402,6 +402,8 @@ class MeasurementAwareCBF:
                  solver: str = "active_set") -> None:
         self.obstacles = check_array(obstacles, "obstacles", ndim=(2, 3), dtype=float)
         self.radii = check_array(radii, "radii", dtype=float)
+        if np.any(self.radii < 0):
+            raise ValueError(f"radii must be >= 0, got min {self.radii.min():g}")
         if self.obstacles.shape[-1] != 2:
             raise ValueError(f"obstacles must have shape (n, 2) or (B, n, 2), got {self.obstacles.shape}")
         if self.radii.shape != self.obstacles.shape[:-1]:
@@ -423,6 +425,14 @@ class MeasurementAwareCBF:
         self.k_nearest = min(k_nearest, self.obstacles.shape[-2])  # clipped to the number of obstacles
 
     # -- barrier pieces, all for states (B, 4); results (B, n) or (B, n, 2) ---------------------
+    @staticmethod
+    def _states(x: np.ndarray, name: str = "x") -> np.ndarray:
+        """Finite states as ``(B, 4)`` (one state ``(4,)`` becomes a batch of one)."""
+        x2 = np.atleast_2d(check_array(x, name, ndim=(1, 2), dtype=float))
+        if x2.shape[1] != 4:
+            raise ValueError(f"{name} must have shape (4,) or (B, 4), got {np.shape(x)}")
+        return x2
+
     def _batch(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         obs, rad = self.obstacles, self.radii
         if obs.ndim == 2:
@@ -433,25 +443,25 @@ class MeasurementAwareCBF:
 
     def h(self, x: np.ndarray) -> np.ndarray:
         """``h_i(p) = |p - o_i|^2 - (r_i + r_safe)^2``; S0 is ``{h_i >= 0 for all i}``."""
-        x, obs, rad = self._batch(np.atleast_2d(x))
+        x, obs, rad = self._batch(self._states(x))
         d = x[:, None, :2] - obs
         return np.sum(d * d, -1) - (rad + self.r_safe) ** 2
 
     def phi0(self, x: np.ndarray) -> np.ndarray:
         """Nominal high-order barrier ``Phi0_i = 2 (p - o_i)^T v + k1 h_i``."""
-        x2 = np.atleast_2d(x)
+        x2 = self._states(x)
         d = x2[:, None, :2] - self._batch(x2)[1]
         return 2 * np.einsum("bni,bi->bn", d, x2[:, 2:]) + self.k1 * self.h(x2)
 
     def grad_phi0(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(dPhi0/dp, dPhi0/dv)``, each ``(B, n, 2)``."""
-        x2 = np.atleast_2d(x)
+        x2 = self._states(x)
         d = x2[:, None, :2] - self._batch(x2)[1]
         return 2 * x2[:, None, 2:] + 2 * self.k1 * d, 2 * d
 
     def lipschitz(self, x_hat: np.ndarray) -> np.ndarray:
         """``L_i(x_hat) = |dPhi0_i/dp| + 2 |dPhi0_i/dv|`` (condition 3; velocity noise has radius 2 delta_v)."""
-        gp, gv = self.grad_phi0(x_hat)
+        gp, gv = self.grad_phi0(self._states(x_hat, "x_hat"))
         return np.linalg.norm(gp, axis=-1) + 2 * np.linalg.norm(gv, axis=-1)
 
     def effective_delta(self, delta_v: np.ndarray | float, n: int) -> np.ndarray:
@@ -467,7 +477,7 @@ class MeasurementAwareCBF:
 
     def barrier(self, x_hat: np.ndarray, delta_v: np.ndarray | float) -> np.ndarray:
         """mCBF values ``b_i`` for all obstacles, ``(B, n)`` (``(n,)`` for one state)."""
-        x2 = np.atleast_2d(np.asarray(x_hat, float))
+        x2 = self._states(x_hat, "x_hat")
         gp, gv = self.grad_phi0(x2)
         grad_norm = np.sqrt(np.sum(gp * gp, -1) + np.sum(gv * gv, -1))
         delta = self.effective_delta(delta_v, len(x2))
@@ -495,7 +505,11 @@ class MeasurementAwareCBF:
         rows = np.arange(len(x2))[:, None]
         b = self.barrier(x2, delta_v)[rows, near]
         gp, gv = (g[rows, near] for g in self.grad_phi0(x2))
-        f0, G = f_hat(x2)
+        parts = f_hat(x2)
+        if not isinstance(parts, tuple) or len(parts) != 2:
+            raise TypeError(f"f_hat must return a pair (f0, G), got {type(parts).__name__}")
+        f0 = check_array(parts[0], "f_hat's f0", dtype=float, shape=(len(x2), 4))
+        G = check_array(parts[1], "f_hat's G", dtype=float, shape=(len(x2), 4, 2))
         grad = np.concatenate([gp, gv], axis=-1)  # (B, k, 4)
         A = np.einsum("bki,bij->bkj", grad, G)
         if np.any(np.linalg.norm(A, axis=-1) < 1e-9 * (1.0 + np.linalg.norm(grad, axis=-1))):

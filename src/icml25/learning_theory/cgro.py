@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -42,7 +43,7 @@ from torch.nn import functional
 
 from icml25.learning_theory.attacks import Clip
 from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_choice, check_scalar
+from icml25.utils.validation import check_choice, check_instance, check_scalar
 
 CONFLICT_RULES = ("raise", "drop")
 ACTIVATIONS = ("cubic", "smooth_relu")
@@ -119,6 +120,15 @@ class RobustMemorizer(nn.Module):
         tau = eps / 2 if tau is None else check_scalar(tau, "tau", "real", min=0.0, inclusive="neither")
         check_choice(norm, "norm", ("linf", "l2"))
         check_choice(on_conflict, "on_conflict", CONFLICT_RULES)
+        check_instance(clean_model, "clean_model", nn.Module, "a torch.nn.Module")
+        check_instance(X_train, "X_train", torch.Tensor, "a torch.Tensor")
+        check_instance(y_train, "y_train", torch.Tensor, "a torch.Tensor")
+        if X_train.is_complex() or not X_train.is_floating_point():
+            raise TypeError(f"X_train must be a floating-point torch.Tensor, got dtype {X_train.dtype}")
+        if not bool(torch.isfinite(X_train).all()):
+            raise ValueError("X_train must contain only finite values, got NaN or inf")
+        if M is not None:
+            M = check_scalar(M, "M", "real", min=0.0, inclusive="neither")
         if X_train.ndim < 2 or y_train.ndim != 1 or X_train.shape[0] != y_train.shape[0] or X_train.shape[0] == 0:
             raise ValueError(f"X_train must be (n, ...) and y_train (n,) with n > 0, got {tuple(X_train.shape)} "
                              f"and {tuple(y_train.shape)}")
@@ -142,8 +152,9 @@ class RobustMemorizer(nn.Module):
         self.register_buffer("centres", flat[keep].clone())
         self.register_buffer("labels", y_train[keep].clone())
         self.M = float(M) if M is not None else self._default_bump_height()
-        if not self.M > 0:
-            raise ValueError(f"M must be > 0, got {M!r}")
+        if not (math.isfinite(self.M) and self.M > 0):
+            raise ValueError(f"M must be a finite number > 0; the default bump height of clean_model came out as "
+                             f"{self.M!r} (pass M explicitly)")
 
     def _resolve_conflicts(self, flat: torch.Tensor, y: torch.Tensor, on_conflict: str) -> torch.Tensor:
         dist = torch.cdist(flat.to(torch.float64), flat.to(torch.float64), p=float("inf"))

@@ -292,7 +292,7 @@ class LaplaceFamily(NoiseFamily):
     def output(self, x, z):
         if not self.exact:
             return x + z
-        total = x + z
+        total = np.asarray(x + z, dtype=object)  # a 0-d sum comes back as a Python int
         if any(abs(int(v)) >= 2**53 for v in total.ravel()):
             raise OverflowError("a released grid value does not fit a float64 exactly; use fewer grid_bits")
         return np.array([math.ldexp(float(int(v)), -self.grid_bits) for v in total.ravel()]).reshape(
