@@ -40,8 +40,6 @@ class Paper:
     id: str
     title: str
     module: str
-    seed: str | None = None  # TRANSITION: the catalogue holds the seed file; drop from reproductions
-    abstract: int | None = None  # TRANSITION: likewise
     anchors: tuple[str, ...] = ()
     default_seeds: tuple[int, ...] = (0, 1, 2)
     quick_budget_s: float = 60.0
@@ -58,8 +56,8 @@ class Paper:
             raise ValueError("default_seeds must not be empty")
         if not self.num_cpus > 0 or not self.num_gpus >= 0:
             raise ValueError(f"num_cpus must be > 0 and num_gpus >= 0, got {self.num_cpus}, {self.num_gpus}")
-        if not isinstance(self.known_misses, Mapping):  # TRANSITION: a tuple of texts becomes a mapping
-            object.__setattr__(self, "known_misses", {text: "" for text in self.known_misses})
+        if not isinstance(self.known_misses, Mapping):
+            raise TypeError(f"known_misses must map claim texts to one-line reasons, got {self.known_misses!r}")
         for text, reason in self.known_misses.items():
             if not isinstance(text, str) or not isinstance(reason, str):
                 raise TypeError(f"known_misses must map claim texts to one-line reasons, got {text!r}: {reason!r}")
@@ -91,9 +89,6 @@ class Claim:
     kind: str = "finding"
 
     def __post_init__(self) -> None:
-        if self.criterion is None:  # TRANSITION: old claims put the criterion in ``paper``
-            object.__setattr__(self, "criterion", self.paper)
-            object.__setattr__(self, "paper", None)
         if not isinstance(self.text, str) or not self.text:
             raise TypeError(f"text must be a non-empty string, got {self.text!r}")
         if not isinstance(self.criterion, str) or not self.criterion:
