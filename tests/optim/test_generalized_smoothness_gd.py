@@ -489,3 +489,51 @@ def test_ellgd_maximize_and_bad_input():
         EllGD([p], "fast")
     with pytest.raises(TypeError, match="maximize"):
         EllGD([p], 1.0, maximize=1)
+
+
+def _ellgd_run(opt, w, xs, n_steps):
+    for _ in range(n_steps):
+        opt.zero_grad()
+        (xs @ w).pow(4).mean().backward()
+        opt.step()
+
+
+def test_ellgd_state_dict_round_trips_through_torch_save_and_continues_identically(tmp_path):
+    from icml25.optim import EllGD
+
+    ell = AffineEll(1.0, 2.0)
+    xs = torch.randn(20, 5, generator=torch.Generator().manual_seed(0))
+    w = torch.nn.Parameter(torch.ones(5, 3))
+    opt = EllGD([w], ell)
+    _ellgd_run(opt, w, xs, 3)
+    torch.save({"w": w.detach().clone(), "opt": opt.state_dict()}, tmp_path / "ckpt.pt")
+    _ellgd_run(opt, w, xs, 4)
+
+    ckpt = torch.load(tmp_path / "ckpt.pt")  # weights_only=True, the default
+    w2 = torch.nn.Parameter(ckpt["w"])
+    opt2 = EllGD([w2], ell)
+    opt2.load_state_dict(ckpt["opt"])
+    assert opt2.n_steps == 3
+    _ellgd_run(opt2, w2, xs, 4)
+    assert torch.equal(w2.detach(), w.detach())
+    assert (opt2.n_steps, opt2.last_step, opt2.last_grad_norm) == (opt.n_steps, opt.last_step, opt.last_grad_norm)
+    assert opt2.param_groups[0]["ell"] is ell  # ℓ is code: the loading optimizer's own ℓ is kept
+
+
+def test_ellgd_honours_per_group_lr():
+    from icml25.optim import EllGD
+
+    a = torch.nn.Parameter(torch.tensor([3.0]))
+    b = torch.nn.Parameter(torch.tensor([4.0]))
+    frozen = torch.nn.Parameter(torch.tensor([5.0]))
+    opt = EllGD([{"params": [a]}, {"params": [b], "lr": 0.5}, {"params": [frozen], "lr": 0.0}], 2.0)
+    for p in (a, b, frozen):
+        p.grad = torch.tensor([1.0])
+    opt.step()
+    assert a.item() == pytest.approx(2.5)  # default lr = 1: the ℓ-step 1/L itself
+    assert b.item() == pytest.approx(3.75)
+    assert frozen.item() == 5.0
+    with pytest.raises(ValueError, match="lr must be"):
+        EllGD([a], 2.0, lr=-1.0)
+    with pytest.raises(TypeError, match="lr must be"):
+        EllGD([{"params": [a], "lr": "fast"}], 2.0)

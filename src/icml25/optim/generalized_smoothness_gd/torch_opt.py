@@ -5,6 +5,11 @@
 ℓ(s + s v)``.  ``scale_grad_by_ell_`` is the same rule as an in-place gradient transformation
 (the Optax ``scale_by_...`` pattern): after it, ``SGD(lr=1)`` takes exactly the ℓ-GD step.
 Computing ``γ`` needs the norm on the host: one device synchronisation per step.
+
+Checkpoints: ``EllGD.state_dict()`` holds only tensors, numbers and strings, so it round-trips
+through ``torch.save`` / ``torch.load`` (``weights_only=True``) as ``SGD``'s does.  ℓ itself is
+code, not state (as ``LambdaLR`` treats its functions): it is not saved, and ``load_state_dict``
+keeps the ℓ of each group of the loading optimizer.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 import torch
 
 from icml25.optim.generalized_smoothness_gd.ell import Ell, as_ell
-from icml25.utils.validation import check_bool
+from icml25.utils.validation import check_bool, check_scalar
 
 __all__ = ["EllGD", "scale_grad_by_ell_"]
 
@@ -65,16 +70,20 @@ class EllGD(torch.optim.Optimizer):
     """Gradient descent with the ℓ-smoothness step ``γ_k = ∫_0^1 dv / ℓ(s_k + s_k v)``.
 
     Args:
-        params: parameters or parameter groups.  A group may set its own ``ell``; the gradient
-            norm ``s_k`` is always the global one over all groups.
+        params: parameters or parameter groups.  A group may set its own ``ell``, ``lr`` and
+            ``maximize``; the gradient norm ``s_k`` is always the global one over all groups.
         ell: an ``Ell`` (``AffineEll(L0, L1)``, ``PowerEll``, ...), a vectorised callable, or a
             number ``L`` (plain GD with learning rate ``1/L``).
+        lr: a multiplier ``>= 0`` of the ℓ-step: the move is ``lr * γ_k * g``.  The paper's method
+            is ``lr = 1`` (the default); a group with ``lr = 0`` does not move, and learning-rate
+            schedulers (which rescale ``group["lr"]``) work as with any torch optimizer.
         maximize: ascend instead of descend.
 
-    After each ``step``, ``last_grad_norm`` and ``last_step`` hold ``s_k`` and ``γ_k`` (the last
-    group's ``γ_k`` when groups set their own ℓ).  Sparse
-    gradients raise ``NotImplementedError``; a non-finite gradient norm raises
-    ``FloatingPointError`` naming the step.
+    After each ``step``, ``n_steps``, ``last_grad_norm`` and ``last_step`` hold the step count,
+    ``s_k`` and ``γ_k`` (the ℓ-step before ``lr``; the last group's ``γ_k`` when groups set their
+    own ℓ); ``state_dict`` saves them, so a loaded optimizer continues identically.  ℓ is not
+    saved (see the module docstring).  Sparse gradients raise ``NotImplementedError``; a
+    non-finite gradient norm raises ``FloatingPointError`` naming the step.
     """
 
     def __init__(
@@ -82,9 +91,15 @@ class EllGD(torch.optim.Optimizer):
         params: Iterable[torch.Tensor] | Iterable[dict],
         ell: Ell | Callable[[np.ndarray], np.ndarray] | float,
         *,
+        lr: float = 1.0,
         maximize: bool = False,
     ) -> None:
-        super().__init__(params, {"ell": as_ell(ell), "maximize": check_bool(maximize, "maximize")})
+        defaults = {
+            "ell": as_ell(ell),
+            "lr": check_scalar(lr, "lr", "real", min=0.0),
+            "maximize": check_bool(maximize, "maximize"),
+        }
+        super().__init__(params, defaults)
         self.n_steps = 0
         self.last_grad_norm: float | None = None
         self.last_step: float | None = None
@@ -92,7 +107,31 @@ class EllGD(torch.optim.Optimizer):
     def add_param_group(self, param_group: dict) -> None:
         if "ell" in param_group:
             param_group["ell"] = as_ell(param_group["ell"])
+        if "lr" in param_group:
+            param_group["lr"] = check_scalar(param_group["lr"], "lr", "real", min=0.0)
+        if "maximize" in param_group:
+            param_group["maximize"] = check_bool(param_group["maximize"], "maximize")
         super().add_param_group(param_group)
+
+    def state_dict(self) -> dict:
+        """The torch state dict without ℓ (code, not state), plus the step counters."""
+        state = super().state_dict()
+        for group in state["param_groups"]:
+            group.pop("ell", None)
+        state["n_steps"] = self.n_steps
+        state["last_grad_norm"] = self.last_grad_norm
+        state["last_step"] = self.last_step
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict``; every group keeps this optimizer's ℓ."""
+        ells = [group["ell"] for group in self.param_groups]
+        super().load_state_dict(state_dict)
+        for group, ell in zip(self.param_groups, ells, strict=True):
+            group["ell"] = ell
+        self.n_steps = int(state_dict.get("n_steps", 0))
+        self.last_grad_norm = state_dict.get("last_grad_norm")
+        self.last_step = state_dict.get("last_step")
 
     @torch.no_grad()
     def step(self, closure: Callable[[], torch.Tensor] | None = None) -> torch.Tensor | None:
@@ -108,7 +147,8 @@ class EllGD(torch.optim.Optimizer):
         gamma = None
         for group in self.param_groups:
             gamma = float(group["ell"].step(s))
-            alpha = gamma if group["maximize"] else -gamma
+            move = group["lr"] * gamma
+            alpha = move if group["maximize"] else -move
             for p in group["params"]:
                 if p.grad is not None:
                     p.add_(p.grad, alpha=alpha)
