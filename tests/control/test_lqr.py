@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -112,6 +114,53 @@ def test_horizon_one_is_a_static_quadratic():
     expected = -torch.linalg.solve(C[0][:, 3:, 3:], (C[0][:, 3:, :3] @ x0.unsqueeze(-1)).squeeze(-1) + c[0][:, 3:])
     assert x.shape == (1, 2, 3) and u.shape == (1, 2, N - 3)
     assert torch.allclose(u[0], expected)
+
+
+def _bounded_problem():
+    T, B, n, m = 4, 2, 3, 2
+    C = torch.eye(n + m, dtype=D).expand(T, n + m, n + m).clone()
+    F = torch.cat([torch.eye(n, dtype=D), torch.ones(n, m, dtype=D)], 1).expand(T - 1, n, n + m).clone()
+    return torch.ones(B, n, dtype=D), C, torch.zeros(T, n + m, dtype=D), F
+
+
+@pytest.mark.parametrize("bounds, match", [
+    ((float("nan"), 1.0), "u_lower must not contain NaN"), ((-1.0, float("nan")), "u_upper must not contain NaN"),
+    ((torch.tensor([-1.0, float("nan")], dtype=D), 1.0), "u_lower must not contain NaN"),
+    ((1.0, -1.0), "u_lower must not exceed u_upper"),
+])
+def test_lqr_solve_rejects_nan_bounds_at_once(bounds, match):
+    """issue 19: a NaN bound passed the lo > hi check (false for NaN); the iterations then ran long to NaN."""
+    x0, C, c, F = _bounded_problem()
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        lqr_solve(x0, C, c, F, None, *bounds)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_box_qp_validates_input_and_reports_convergence_within_its_cap():
+    gen = torch.Generator().manual_seed(4)
+    A = torch.randn(6, 3, 3, generator=gen, dtype=D)
+    H = A @ A.transpose(-1, -2) + 0.1 * torch.eye(3, dtype=D)
+    q = 3 * torch.randn(6, 3, generator=gen, dtype=D)
+    lo, hi = -torch.ones(6, 3, dtype=D), torch.ones(6, 3, dtype=D)
+    x, free, ok = box_qp(H, q, lo, hi, return_converged=True)
+    assert ok.shape == (6,) and bool(ok.all())
+    assert torch.equal(x, box_qp(H, q, lo, hi)[0])
+    x1, _, ok1 = box_qp(H, q, lo, hi, max_iter=1, return_converged=True)  # the cap is honoured and reported
+    assert not bool(ok1.all()) and bool(torch.all((x1 >= lo) & (x1 <= hi)))
+    nan = torch.full_like(lo, float("nan"))
+    for kwargs, match in [
+        ({"lower": nan}, "lower must not contain NaN"), ({"upper": nan}, "upper must not contain NaN"),
+        ({"lower": hi, "upper": lo}, "lower must not exceed upper"), ({"q": q * float("nan")}, "q must contain"),
+        ({"H": H * float("inf")}, "H must contain"), ({"x0": nan}, "x0 must contain"),
+        ({"lower": lo[:, :2]}, "lower must have the shape"), ({"q": q[0]}, "H must be"),
+        ({"max_iter": 0}, "max_iter"),
+    ]:
+        args = {"H": H, "q": q, "lower": lo, "upper": hi, **kwargs}
+        with pytest.raises(ValueError, match=match):
+            box_qp(**args)
+    with pytest.raises(TypeError, match="lower must be a torch tensor"):
+        box_qp(H, q, -1.0, hi)
 
 
 def test_box_qp_satisfies_kkt_conditions():

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from icml25.utils.validation import check_instance, check_scalar
+from icml25.utils.validation import check_bool, check_instance, check_scalar
 
 QuadCost = namedtuple("QuadCost", ["C", "c"])
 QuadCost.__doc__ = "Quadratic cost ``sum_t 1/2 tau_t' C_t tau_t + c_t' tau_t`` (mpc.pytorch's ``QuadCost``)."
@@ -262,27 +262,73 @@ class LQRFunction(torch.autograd.Function):
 
 # --------------------------------------------------------------------------- box QP and iLQR
 def box_qp(
-    H: Tensor, q: Tensor, lower: Tensor, upper: Tensor, x0: Tensor | None = None, max_iter: int = 50, tol: float = 1e-12
-) -> tuple[Tensor, Tensor]:
+    H: Tensor,
+    q: Tensor,
+    lower: Tensor,
+    upper: Tensor,
+    x0: Tensor | None = None,
+    max_iter: int = 50,
+    tol: float = 1e-12,
+    *,
+    return_converged: bool = False,
+) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, Tensor]:
     """Batched projected-Newton solve of ``min 1/2 x'Hx + q'x`` s.t. ``lower <= x <= upper``.
 
-    ``H`` [B,m,m] positive definite, ``q, lower, upper`` [B,m] (infinite bounds allowed).  Returns the
+    ``H`` [B,m,m] positive definite, ``q, lower, upper`` [B,m] (infinite bounds allowed, NaN not).  Returns the
     minimiser and the mask of free (not clamped) coordinates, as in Tassa et al. (2014)'s control-limited DDP.
+    The loop always stops: after at most ``max_iter`` Newton steps (each with at most 30 halvings of the step
+    size).  With ``return_converged=True`` a third value, a [B] bool mask, says which problems met ``tol``
+    (largest Newton step ``<= tol``) within the cap; the others return the last iterate.  Raises ``TypeError``
+    for non-tensor input and ``ValueError`` for mismatched shapes, non-finite ``H``/``q``/``x0``, NaN bounds
+    or ``lower > upper``.
     """
+    for name, t in (("H", H), ("q", q), ("lower", lower), ("upper", upper)):
+        check_instance(t, name, Tensor, "a torch tensor")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
+    tol = check_scalar(tol, "tol", "real", min=0.0)
+    return_converged = check_bool(return_converged, "return_converged")
+    if q.dim() != 2 or H.shape != (*q.shape, q.shape[-1]):
+        raise ValueError(f"H must be [B,m,m] and q [B,m], got {tuple(H.shape)} and {tuple(q.shape)}")
+    for name, t in (("lower", lower), ("upper", upper)) + ((("x0", x0),) if x0 is not None else ()):
+        check_instance(t, name, Tensor, "a torch tensor")
+        if t.shape != q.shape:
+            raise ValueError(f"{name} must have the shape of q {tuple(q.shape)}, got {tuple(t.shape)}")
+    for name, t in (("H", H), ("q", q)) + ((("x0", x0),) if x0 is not None else ()):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must contain only finite values, got NaN or inf")
+    _check_bounds(lower, upper, "lower", "upper")
+    x, free, converged = _box_qp(H, q, lower, upper, x0, max_iter, tol)
+    return (x, free, converged) if return_converged else (x, free)
+
+
+def _check_bounds(lower: Tensor, upper: Tensor, lo_name: str, hi_name: str) -> None:
+    """NaN bounds or ``lower > upper`` (a NaN comparison is false, so both are checked) raise ``ValueError``."""
+    for name, t in ((lo_name, lower), (hi_name, upper)):
+        if bool(torch.isnan(t).any()):
+            raise ValueError(f"{name} must not contain NaN (use +-inf for no bound)")
+    if bool((lower > upper).any()):
+        raise ValueError(f"{lo_name} must not exceed {hi_name}")
+
+
+def _box_qp(H, q, lower, upper, x0=None, max_iter=50, tol=1e-12):
+    """:func:`box_qp` without input checks (the iLQR backward pass): ``(x, free, converged)``."""
     if H.shape[-1] == 1:
         x = torch.maximum(torch.minimum(-q / H[..., 0], upper), lower)
-        return x, (x > lower) & (x < upper)
+        return x, (x > lower) & (x < upper), torch.ones(q.shape[:-1], dtype=torch.bool, device=q.device)
 
     def objective(z):
         return 0.5 * (z.unsqueeze(-2) @ H @ z.unsqueeze(-1)).squeeze(-1).squeeze(-1) + (q * z).sum(-1)
 
-    x = torch.zeros_like(q) if x0 is None else x0.clone()
-    x = torch.maximum(torch.minimum(x, upper), lower)
-    for _ in range(max_iter):
+    def newton_step(x):
         grad = (H @ x.unsqueeze(-1)).squeeze(-1) + q
         free = ~(((x <= lower) & (grad > 0)) | ((x >= upper) & (grad < 0)))
         Hf, _ = _mask_quu(H, H, free)
-        step = -torch.linalg.solve(Hf, (grad * free).unsqueeze(-1)).squeeze(-1)
+        return grad, -torch.linalg.solve(Hf, (grad * free).unsqueeze(-1)).squeeze(-1)
+
+    x = torch.zeros_like(q) if x0 is None else x0.clone()
+    x = torch.maximum(torch.minimum(x, upper), lower)
+    for _ in range(max_iter):
+        grad, step = newton_step(x)
         if float(step.abs().max()) <= tol:
             break
         f0, alpha = objective(x), torch.ones_like(x[..., :1])
@@ -293,8 +339,9 @@ def box_qp(
                 break
             alpha = torch.where(ok.unsqueeze(-1), alpha, 0.5 * alpha)
         x = cand
-    grad = (H @ x.unsqueeze(-1)).squeeze(-1) + q
-    return x, ~(((x <= lower) & (grad >= 0)) | ((x >= upper) & (grad <= 0)))
+    grad, step = newton_step(x)
+    converged = step.abs().amax(-1) <= tol
+    return x, ~(((x <= lower) & (grad >= 0)) | ((x >= upper) & (grad <= 0))), converged
 
 
 def _ilqr_backward_pass(
@@ -321,7 +368,7 @@ def _ilqr_backward_pass(
             v_next = qx + Qxu @ k[t].unsqueeze(-1)
         else:  # clamped controls: general formulas with the box-QP step
             _cholesky(Quu, t)
-            k[t], free = box_qp(Quu, qu.squeeze(-1), lo[t], hi[t])
+            k[t], free, _ = _box_qp(Quu, qu.squeeze(-1), lo[t], hi[t])
             Quu_m, Qux_m = _mask_quu(Quu, Qux, free)
             K[t] = -torch.linalg.solve(Quu_m, Qux_m)
             KT = K[t].transpose(-1, -2)
@@ -382,6 +429,10 @@ def ilqr_solve(
     dynamics with a per-example backtracking line search on ``alpha``, and stops when the full-step
     control change ``||du||`` of every example is below ``eps``.
     """
+    if (u_lower is None) != (u_upper is None):
+        raise ValueError("give both u_lower and u_upper, or neither")
+    if u_lower is not None:
+        _check_bounds(u_lower, u_upper, "u_lower", "u_upper")
     n = x_init.shape[-1]
     with torch.no_grad():
         x, u = _rollout(step, x_init, u_init, lo=u_lower, hi=u_upper)
@@ -474,8 +525,7 @@ def lqr_solve(
     if lo is None:
         tau = LQRFunction.apply(x_init, C, c, F, f, None, None)
         return tau[..., :n], tau[..., n:]
-    if bool((lo > hi).any()):
-        raise ValueError("u_lower must not exceed u_upper")
+    _check_bounds(lo, hi, "u_lower", "u_upper")
     Cd, cd, Fd, fd = C.detach(), c.detach(), F.detach(), f.detach()
 
     def step(t, x, u):
