@@ -189,14 +189,8 @@ def _digits(seed: int, T: int) -> dict:
     return out
 
 
-def _mean_sd(values: list[float]) -> dict:
-    a = np.asarray(values, dtype=float)
-    sd = float(a.std(ddof=1)) if a.size > 1 else 0.0
-    return {"mean": float(a.mean()), "sd": sd, "per_seed": a.tolist()}
-
-
 def _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits) -> dict:
-    worst = {n: _mean_sd([s[n]["worst_loss_averaged"] for s in syn]) for n in SYN_NAMES}
+    worst = {n: summary([s[n]["worst_loss_averaged"] for s in syn]) for n in SYN_NAMES}
     mean_regret = {n: r.mean(axis=0) for n, r in regrets.items()}
     return {
         "seeds": list(seeds),
@@ -204,14 +198,14 @@ def _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits) ->
                      "loss_bound": LOSS_BOUND, "bonus_scale": BONUS, "eta0": ETA0, "radius": RADIUS,
                      "eta0_digits": ETA0_DIGITS, "radius_digits": RADIUS_DIGITS},
         "synthetic": {
-            "L_star": _mean_sd([s["L_star"] for s in syn]),
+            "L_star": summary([s["L_star"] for s in syn]),
             "worst_loss_averaged": worst,
-            "worst_loss_last": {n: _mean_sd([s[n]["worst_loss_last"] for s in syn]) for n in SYN_NAMES},
+            "worst_loss_last": {n: summary([s[n]["worst_loss_last"] for s in syn]) for n in SYN_NAMES},
             "worst_loss_ratio_ucb_over_uniform": worst["ucb"]["mean"] / worst["uniform"]["mean"],
             "seeds_ucb_beats_uniform": int(
                 sum(s["ucb"]["worst_loss_averaged"] < s["uniform"]["worst_loss_averaged"] for s in syn)
             ),
-            "hard_source_share": {n: _mean_sd([s[n]["hard_share"] for s in syn]) for n in SYN_NAMES},
+            "hard_source_share": {n: summary([s[n]["hard_share"] for s in syn]) for n in SYN_NAMES},
             "shares": {n: np.mean([s[n]["shares"] for s in syn], axis=0).tolist() for n in SYN_NAMES},
         },
         "regret": {
@@ -222,8 +216,8 @@ def _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits) ->
             "ucb_over_sqrt_TKlnT": (mean_regret["ucb"] / scale).tolist(),
         },
         "digits": {
-            "worst_acc_last": {n: _mean_sd([d[n]["worst_acc_last"] for d in dig]) for n in DIG_NAMES},
-            "worst_acc_averaged": {n: _mean_sd([d[n]["worst_acc_averaged"] for d in dig]) for n in DIG_NAMES},
+            "worst_acc_last": {n: summary([d[n]["worst_acc_last"] for d in dig]) for n in DIG_NAMES},
+            "worst_acc_averaged": {n: summary([d[n]["worst_acc_averaged"] for d in dig]) for n in DIG_NAMES},
             "shares": {n: np.mean([d[n]["shares"] for d in dig], axis=0).tolist() for n in DIG_NAMES},
             "source_acc_last": {n: np.mean([d[n]["acc_last"] for d in dig], axis=0).tolist() for n in DIG_NAMES},
             "sources": list(DIGIT_CORRUPTIONS),
@@ -362,7 +356,7 @@ def _figure(run, horizons, regrets, scale, worst, syn, acc, dig_names, syn_names
 
     ax = axes[1]
     means = [worst[n]["mean"] for n in syn_names]
-    sds = [worst[n]["sd"] for n in syn_names]
+    sds = [worst[n]["sd"] or 0.0 for n in syn_names]
     ax.bar(syn_names, means, yerr=sds, color=["C0"] + ["C7"] * (len(syn_names) - 1), capsize=3)
     ax.axhline(np.mean([s["L_star"] for s in syn]), color="k", ls="--", label="L* (minimax)")
     ax.set(ylabel="worst-source loss (averaged iterate)", title=f"Synthetic, T = {T1}")
@@ -370,7 +364,7 @@ def _figure(run, horizons, regrets, scale, worst, syn, acc, dig_names, syn_names
     ax.legend()
 
     ax = axes[2]
-    ax.bar(dig_names, [acc[n]["mean"] for n in dig_names], yerr=[acc[n]["sd"] for n in dig_names],
+    ax.bar(dig_names, [acc[n]["mean"] for n in dig_names], yerr=[acc[n]["sd"] or 0.0 for n in dig_names],
            color=["C0"] + ["C7"] * (len(dig_names) - 1), capsize=3)
     ax.set(ylabel="worst-source test accuracy", title=f"Corrupted digits (K=4), T = {T_digits}")
     ax.set_ylim(0.5, 1.0)

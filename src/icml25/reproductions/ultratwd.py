@@ -248,7 +248,7 @@ def reproduce(run: Run) -> Result:
                   "digits_train": dig_train, "digits_test": dig_test},
         "synthetic": {
             "mre": mre, "max_err": max_err, "rel_fro": rel_fro, "knn5": knn5, "p_at_10": p10,
-            "mre_summary": _summary(mre), "rel_fro_summary": _summary(rel_fro),
+            "mre_summary": _summaries(mre), "rel_fro_summary": _summaries(rel_fro),
             "half_delta": [r["half_delta"] for r in syn],
             "sinkhorn_mre": [r["sinkhorn_mre"] for r in syn],
             "ratio_ip_gd_vs_baselines": ratios["vs_baselines"],
@@ -256,7 +256,7 @@ def reproduce(run: Run) -> Result:
             "ratio_best_ultra_vs_single": ratios["vs_single"], "frobenius_seeds_le_mst": ratios["frobenius_seeds"],
             "n_nodes": syn[0]["n_nodes"],
         },
-        "digits": {"mre": dig_mre, "mre_summary": _summary(dig_mre), "rel_fro": _stack(dig, "rel_fro"),
+        "digits": {"mre": dig_mre, "mre_summary": _summaries(dig_mre), "rel_fro": _stack(dig, "rel_fro"),
                    "knn1": _stack(dig, "knn1"), "knn5": _stack(dig, "knn5")},
         "timing_seconds": {"emd2_all_pairs": [r["emd_seconds"] for r in syn],
                            "twd_all_pairs": [r["twd_seconds"] for r in syn],
@@ -373,8 +373,8 @@ def _stack(runs: list[dict], key: str) -> dict[str, list[float]]:
     return {name: [r[key][name] for r in runs] for name in runs[0][key]}
 
 
-def _summary(values: dict[str, list[float]]) -> dict[str, dict[str, float]]:
-    return {k: {"mean": float(np.mean(v)), "std": float(np.std(v))} for k, v in values.items()}
+def _summaries(values: dict[str, list[float]]) -> dict[str, dict]:
+    return {k: summary(v) for k, v in values.items()}
 
 
 def _figure(run: Run, syn: dict[str, list[float]], dig: dict[str, list[float]], scatter: dict, n: int) -> str:
