@@ -278,14 +278,14 @@ def mutations(example: Example, name: PublicName, kwargs: Mapping[str, Any]) -> 
 # ---------------------------------------------------------------- calling
 
 
-class Hang(Exception):
+class HangError(Exception):
     """Raised by the alarm when one call runs past its time bound."""
 
 
 @contextlib.contextmanager
 def time_bound(seconds: float) -> Iterator[None]:
     def _alarm(signum: int, frame: Any) -> None:
-        raise Hang(f"ran past {seconds:g} s")
+        raise HangError(f"ran past {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -324,7 +324,7 @@ def outcome(example: Example, kwargs: dict[str, Any], args: Sequence[str]) -> tu
     try:
         with time_bound(example.timeout):
             example.call(**kwargs)
-    except Hang as exc:
+    except HangError as exc:
         return "hang", str(exc)
     except (ValueError, TypeError) as exc:
         text = f"{type(exc).__name__}: {exc}"
