@@ -8,6 +8,12 @@ from icml25 import utils
 _NAME = {"name": "a free-text label used in messages"}
 
 
+def _torch():
+    import torch
+
+    return torch
+
+
 class _Fitted:
     coef_ = np.zeros(2)
 
@@ -49,6 +55,12 @@ EXAMPLES = {
                                          labels={"x": "n"},
                                          skip={**_NAME, "min": "a bound", "max": "a bound",
                                                "allow_inf": "a flag", "inclusive": "checked choice"}),
+    "icml25.utils.check_tensor": Example(lambda **kw: utils.check_tensor(**kw), lambda: {"x": _torch().ones(2, 3),
+                                                                                      "name": "h", "ndim": 2},
+                                         labels={"x": "h"}, skip={**_NAME, "ndim": "an int or a tuple",
+                                                                  "shape": "any shape spec", "floating": "a flag",
+                                                                  "finite": "a flag"},
+                                         allow={"x": ("empty", "nan")}),
     "icml25.utils.check_sequence": Example(utils.check_sequence, {"x": [1, 2], "name": "xs"}, labels={"x": "xs"},
                                            skip={**_NAME, "min_len": "a length", "item": "an optional checker"},
                                            allow={"x": "empty"}),

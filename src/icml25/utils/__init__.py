@@ -18,6 +18,7 @@ from icml25.utils.validation import (
     check_probability_vector,
     check_scalar,
     check_sequence,
+    check_tensor,
 )
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "check_scalar",
     "check_seed",
     "check_sequence",
+    "check_tensor",
     "int_seed",
     "seeded",
     "spawn",

@@ -33,6 +33,7 @@ __all__ = [
     "check_probability_vector",
     "check_scalar",
     "check_sequence",
+    "check_tensor",
 ]
 
 Kind = Literal["int", "real"]
@@ -238,3 +239,30 @@ def check_is_fitted(estimator: Any, attributes: str | Sequence[str]) -> None:
     names = (attributes,) if isinstance(attributes, str) else tuple(attributes)
     if not all(hasattr(estimator, a) for a in names):
         raise NotFittedError(f"this {type(estimator).__name__} instance is not fitted yet; call fit before using it")
+
+
+def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, floating: bool = False,
+                 shape: Sequence[int | None] | None = None, finite: bool = False) -> Any:
+    """``x`` if it is a ``torch.Tensor`` of the required dimensions (and, optionally, a floating dtype).
+
+    ``finite=False`` (the default) lets NaN through, as a torch forward pass propagates it; pass
+    ``finite=True`` where the result is a statistic or a decision.
+    """
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__} {_show(x)}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.ndim not in allowed:
+            want = " or ".join(str(d) for d in allowed)
+            raise ValueError(f"{name} must be a {want}-d tensor, got shape {tuple(x.shape)}")
+    if shape is not None and (x.ndim != len(shape)
+                              or any(s is not None and s != a for s, a in zip(shape, x.shape, strict=False))):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got shape {tuple(x.shape)}")
+    if floating and not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must contain only finite values, got NaN or inf")
+    return x
