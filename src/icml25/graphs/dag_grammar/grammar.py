@@ -370,7 +370,6 @@ class DagGrammar:
         self.require_cover = bool(require_cover)
         self._by_lhs = {lhs: [r for r, rule in enumerate(rules) if rule.lhs == lhs] for lhs in NONTERMINALS}
         self._keeps_direction = all(t[4] == t[5] for rule in rules for t in rule.embedding)
-        self._known: dict[str, list[tuple[nx.DiGraph, list[int]]]] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -497,7 +496,9 @@ class DagGrammar:
     def derivations(self, graph: nx.DiGraph, *, timeout: float = 10.0, max_count: int = 10) -> Derivations:
         """All derivations of ``graph`` (up to ``max_count`` listed; ``.count`` counts them all).
 
-        Depth-first search from ``<S>`` over the allowed rules, memoised on the canonical form
+        Derivations that apply the same rules the same number of times, in a different order of
+        independent steps, are one derivation, listed in its canonical (lexicographically
+        smallest) order; the list is sorted.  Depth-first search from ``<S>`` over the allowed rules, memoised on the canonical form
         of the intermediate graph.  A partial graph is pruned when its terminal part cannot be
         completed to ``graph``: too many vertices of a label, or no label-preserving induced
         embedding into ``graph`` in which finished vertices keep their degree.  Stops after
@@ -509,18 +510,16 @@ class DagGrammar:
         return _Search(self, target, timeout, max_count).run()
 
     def encode(self, graph: nx.DiGraph, *, timeout: float = 10.0) -> list[int]:
-        """The unique derivation of ``graph`` (a lookup for the training graphs).
+        """The unique derivation of ``graph``, in canonical order (see :meth:`derivations`).
 
-        Raises :class:`NotInLanguageError` when the grammar cannot derive ``graph`` (including a
+        Found by the grammar's own derivation search.  Raises :class:`NotInLanguageError` when the grammar cannot derive ``graph`` (including a
         vertex label the grammar does not know, or no derivation found within ``timeout``) and
         :class:`AmbiguousError` when it has several.  A cyclic or undirected graph raises
         ``ValueError`` / ``TypeError``.  When the search times out after finding exactly one
         derivation, that one is returned (others may exist).
         """
+        timeout = check_scalar(timeout, "timeout", "real", min=0.0, allow_inf=True)
         target = as_labeled_dag(graph, allow_disconnected=True)
-        known = self._lookup(target)
-        if known is not None:
-            return list(known)
         labels = {lab for rule in self.rules for lab in rule.terminal_counts}
         unknown = {target.nodes[v]["label"] for v in target} - labels
         if unknown:
@@ -533,18 +532,10 @@ class DagGrammar:
             raise AmbiguousError(f"the graph has {found.count} derivations", found.count)
         return list(found[0])
 
-    def _lookup(self, graph: nx.DiGraph) -> list[int] | None:
-        for other, seq in self._known.get(graph_hash(graph), ()):
-            if is_isomorphic(graph, other):
-                return seq
-        return None
-
-    def remember(self, graph: nx.DiGraph, seq: Sequence[int]) -> None:
-        """Store ``seq`` as the derivation of ``graph`` for :meth:`encode` (checked by deriving it)."""
-        target = as_labeled_dag(graph, allow_disconnected=True)
-        if not is_isomorphic(self.derive(seq), target):
-            raise ValueError("the sequence does not derive the graph")
-        self._known.setdefault(graph_hash(target), []).append((target, list(seq)))
+    def _canonical_order(self, graph: nx.DiGraph, seq: Sequence[int], timeout: float = math.inf) -> list[int]:
+        """The canonical order of the derivation ``seq`` of ``graph`` (the same rules, reordered)."""
+        found = _Search(self, as_labeled_dag(graph, allow_disconnected=True), timeout, 1, Counter(seq)).run()
+        return list(found[0]) if found else list(seq)
 
     # -- description length -------------------------------------------------------------------
 
@@ -625,9 +616,16 @@ def decode(grammar: DagGrammar, seq: Sequence[int]) -> nx.DiGraph:
 
 
 class _Search:
-    """Memoised depth-first enumeration of the derivations of one target graph."""
+    """Memoised depth-first enumeration of the derivations of one target graph.
 
-    def __init__(self, grammar: DagGrammar, target: nx.DiGraph, timeout: float, max_count: int):
+    Two derivations of the target that apply the same rules the same number of times differ only
+    in the order in which they attach independent pieces; they count as one derivation, written
+    in its lexicographically smallest order (the canonical order).  With ``budget`` (rule id ->
+    uses) only derivations applying exactly that multiset of rules are searched.
+    """
+
+    def __init__(self, grammar: DagGrammar, target: nx.DiGraph, timeout: float, max_count: int,
+                 budget: Counter | None = None):
         self.grammar = grammar
         self.target = target
         self.max_count = max_count
@@ -636,28 +634,35 @@ class _Search:
         self.labels = Counter(target.nodes[v]["label"] for v in target)
         self.n = target.number_of_nodes()
         self.m = target.number_of_edges()
+        self.budget = budget
         for v in target:
             target.nodes[v]["deg"] = (target.in_degree(v), target.out_degree(v))
-        self.memo: dict[tuple, tuple[int, list]] = {}
+        self.memo: dict[tuple, dict[tuple, tuple]] = {}
 
     def run(self) -> Derivations:
         graph = nx.DiGraph()
         graph.add_node(0, label=START)
-        count, seqs = self._visit(graph, 0)
-        return Derivations(seqs, count, self.timed_out)
+        left = None if self.budget is None else tuple(sorted(self.budget.items()))
+        classes = self._visit(graph, 0, left)
+        seqs = sorted(classes.values())[: self.max_count]
+        return Derivations([list(s) for s in seqs], len(classes), self.timed_out)
 
-    def _visit(self, graph: nx.DiGraph, nt: int | None) -> tuple[int, list]:
+    def _visit(self, graph: nx.DiGraph, nt: int | None, left: tuple | None) -> dict[tuple, tuple]:
+        """Rule multiset (sorted ids) -> canonical order, for the completions of ``graph`` into the target."""
         if nt is None:
-            return (1, [[]]) if is_isomorphic(graph, self.target) else (0, [])
-        key = canonical_form(graph)[0]
+            return {(): ()} if not left and is_isomorphic(graph, self.target) else {}
+        key = (canonical_form(graph)[0], left)
         if key in self.memo:
             return self.memo[key]
-        count, seqs = 0, []
+        classes: dict[tuple, tuple] = {}
         have = Counter(graph.nodes[v]["label"] for v in graph if v != nt)
+        uses = None if left is None else dict(left)
         for rid in self.grammar._allowed(graph, nt):
             if time.perf_counter() > self.deadline:
                 self.timed_out = True
                 break
+            if uses is not None and not uses.get(rid):
+                continue
             rule = self.grammar.rules[rid]
             if any(have[lab] + c > self.labels[lab] for lab, c in rule.terminal_counts.items()):
                 continue
@@ -665,12 +670,16 @@ class _Search:
             child_nt = rule._rewrite(child, nt, self.grammar.require_cover)
             if not self._fits(child, child_nt):
                 continue
-            sub_count, sub_seqs = self._visit(child, child_nt)
-            count += sub_count
-            seqs.extend([rid, *s] for s in sub_seqs[: self.max_count - len(seqs)])
+            child_left = None
+            if uses is not None:
+                child_left = tuple(sorted((r, c - (r == rid)) for r, c in uses.items() if c - (r == rid) > 0))
+            for rules, seq in self._visit(child, child_nt, child_left).items():
+                merged, order = tuple(sorted((rid, *rules))), (rid, *seq)
+                if merged not in classes or order < classes[merged]:
+                    classes[merged] = order
         if not self.timed_out:
-            self.memo[key] = (count, seqs)
-        return count, seqs
+            self.memo[key] = classes
+        return classes
 
     def _fits(self, graph: nx.DiGraph, nt: int | None) -> bool:
         """Whether the terminal part of ``graph`` can still grow into the target."""
