@@ -226,7 +226,9 @@ def test_solver_rejects_undetermined_systems():
     with pytest.raises(SolverError, match="nonlinear"):
         solve_realistic(nonlinear, "I01|Z|a", "reverse")
     with pytest.raises(SolverError, match="unknown parameter key"):
-        solve_realistic([{"target": "X|y", "op": "const", "args": [], "const": 1}], "X|y")
+        solve_realistic([{"target": "X|y", "op": "const", "args": [], "const": 1}], "I01|Z|a")
+    with pytest.raises(SolverError, match="query must be a parameter key"):
+        solve_realistic([{"target": "I01|Z|a", "op": "const", "args": [], "const": 1}], "X|y")
 
 
 # ---------------------------------------------------------------- scoring

@@ -288,7 +288,7 @@ class ModularTransformer(nn.Module):
     def _check_input(self, x: torch.Tensor) -> None:
         check_tensor(x, "x", ndim=2)
         if x.shape[0] == 0 or x.shape[1] != self.N:
-            raise ValueError(f"x must have shape (batch >= 1, {self.N}), got {tuple(x.shape)}")
+            raise ValueError(f"x must have shape (batch, {self.N}) with batch >= 1, got {tuple(x.shape)}")
         if x.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
             raise TypeError(f"x must be an integer tensor, got {x.dtype}")
         if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.q):

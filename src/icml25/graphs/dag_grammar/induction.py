@@ -26,9 +26,9 @@ from icml25.graphs.dag_grammar.grammar import (
     START,
     DagGrammar,
     EdNCERule,
+    _graph_bits,
     as_labeled_dag,
     canonical_form,
-    graph_bits,
     is_isomorphic,
     port_label,
     uncompressed_bits,
@@ -134,6 +134,7 @@ class DagGrammarInducer:
         self.allow_disconnected = allow_disconnected
         self.node_label = node_label
         self.edge_label = edge_label
+        self._check_params()
 
     def _check_params(self) -> None:
         check_scalar(self.min_motif, "min_motif", "int", min=2)
@@ -147,7 +148,7 @@ class DagGrammarInducer:
     def fit(self, graphs: Sequence[nx.DiGraph]) -> DagGrammarInducer:
         """Induce the grammar from ``graphs`` (a non-empty list of labelled DAGs)."""
         self._check_params()
-        if isinstance(graphs, nx.Graph) or not isinstance(graphs, Sequence):
+        if isinstance(graphs, (nx.Graph, str, bytes)) or not isinstance(graphs, Sequence):
             raise TypeError(f"graphs must be a list of networkx.DiGraph, got {type(graphs).__name__}")
         if len(graphs) == 0:
             raise ValueError("graphs must be a non-empty list of networkx.DiGraph, got an empty list")
@@ -228,7 +229,7 @@ class DagGrammarInducer:
 
     def _bits(self, n_vertices: int, n_edges: int, n_port_edges: int) -> float:
         n_terminal, n_final, n_ports = self._sizes
-        return graph_bits(n_vertices, n_edges, n_terminal + 1, n_final, n_port_edges=n_port_edges, n_ports=n_ports)
+        return _graph_bits(n_vertices, n_edges, n_terminal + 1, n_final, n_port_edges=n_port_edges, n_ports=n_ports)
 
     def _instruction_bits(self, size: int) -> float:
         n_terminal, n_final, n_ports = self._sizes
