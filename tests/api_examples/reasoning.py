@@ -366,8 +366,8 @@ EXAMPLES = {
     "icml25.reasoning.train_facts": Example(
         reasoning.train_facts,
         lambda: {"model": reasoning.TinyGPT(_splits().vocab_size, d_model=8, n_layers=1, n_heads=2, seed=0),
-                 "splits": _splits(), "steps": 2, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.1, "warmup": 1,
-                 "eval_every": 2, "eval_size": 8, "grad_clip": 1.0, "seed": 0, "history": reasoning.History()},
+                 "splits": _splits(), "steps": 1, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.1, "warmup": 1,
+                 "eval_every": 1, "eval_size": 8, "grad_clip": 1.0, "seed": 0, "history": reasoning.History()},
         positive=["steps", "batch_size", "lr", "eval_every", "eval_size", "grad_clip"], nonneg=["weight_decay"],
         allow={"grad_clip": "none"}),
 }
