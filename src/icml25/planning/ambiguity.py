@@ -83,11 +83,30 @@ def _check_p_v(p: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, v
 
 
+def _check_batch(p: np.ndarray, v: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validated batched operands: ``p`` rows are probability vectors, ``v`` finite and broadcastable."""
+    p = check_array(p, "p", dtype=float, min_len=1)
+    p = check_probability_vector(p, "p", ndim=max(p.ndim, 1))
+    v = check_array(v, "v", dtype=float, min_len=1)
+    if v.ndim == 0 or v.shape[-1] != p.shape[-1]:
+        raise ValueError(f"v must have p's last axis ({p.shape[-1]} entries), got shape {v.shape}")
+    try:
+        np.broadcast_shapes(p.shape, v.shape)
+    except ValueError:
+        raise ValueError(f"p and v must broadcast together, got shapes {p.shape} and {v.shape}") from None
+    return p, v, check_radius(rho)
+
+
 def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     """``min q @ v`` over ``1/2 ||q - p||_1 <= rho`` on the simplex, batched over leading axes.
 
-    ``p`` and ``v`` broadcast to ``(..., S)``; no validation (see :func:`robust_expectation`).
+    ``p``: ``(..., S)`` rows that are probability vectors; ``v``: finite ``(..., S)`` values
+    broadcasting against ``p``; ``rho >= 0``.
     """
+    return _tv_worst(*_check_batch(p, v, rho))
+
+
+def _tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
     nominal = np.einsum("...i,...i->...", p, v)
     if rho == 0.0:
@@ -107,6 +126,14 @@ def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
 
 def chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     """``min q @ v`` over ``sum_i (q_i - p_i)^2 / p_i <= rho``, batched over leading axes.
+
+    Arguments as in :func:`tv_worst`.
+    """
+    return _chi2_worst(*_check_batch(p, v, rho))
+
+
+def _chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
+    """Unvalidated :func:`chi2_worst`.
 
     Solved through the dual ``max_eta eta - sqrt((1 + rho) E_p[(eta - v)_+^2])``: on each interval
     ``[v_(j), v_(j+1))`` of the sorted values the maximiser is ``m_j + sqrt(var_j / (c P_j - 1))``
@@ -148,8 +175,29 @@ def w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.n
     ``g(lam) = -lam rho + sum_i p_i min_j (v_j + lam d_ij)`` is concave and piecewise linear in
     ``lam >= 0``; its kinks are crossings of two lines of one row, ``lam = (v_k - v_j) / (d_ij - d_ik)``,
     so the maximum is taken over ``lam = 0`` and these ``O(S^3)`` points (``O(S^5)`` work: meant
-    for the small supports of a search tree or a sparse transition row).
+    for the small supports of a search tree or a sparse transition row).  ``dist`` must be finite,
+    non-negative and symmetric with a zero diagonal.
     """
+    p, v, rho = _check_batch(p, v, rho)
+    d = check_array(dist, "dist", dtype=float)
+    size = p.shape[-1]
+    if d.ndim < 2 or d.ndim > p.ndim + 1 or d.shape[-2:] != (size, size):
+        raise ValueError(f"dist must have shape ({size}, {size}) or p's leading axes + ({size}, {size}), "
+                         f"got shape {d.shape}")
+    try:
+        if np.broadcast_shapes(p.shape + (size,), d.shape) != p.shape + (size,):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"dist must broadcast against p, got shapes {d.shape} and {p.shape}") from None
+    if np.any(d < 0):
+        raise ValueError(f"dist must have non-negative entries, got min {d.min():g}")
+    if not np.allclose(d, np.swapaxes(d, -1, -2), atol=1e-12) or np.any(np.diagonal(d, axis1=-2, axis2=-1) != 0):
+        raise ValueError("dist must be symmetric with a zero diagonal")
+    return _w1_worst(p, v, rho, d)
+
+
+def _w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.ndarray:
+    """Unvalidated :func:`w1_worst`."""
     p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
     d = np.broadcast_to(np.asarray(dist, float), p.shape + p.shape[-1:])
     nominal = np.einsum("...i,...i->...", p, v)
@@ -169,13 +217,25 @@ def w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.n
 
 
 def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
-    """Unvalidated single-instance ``min_{q in B_rho(p)} q @ v`` for the small supports of a search tree.
+    """Single-instance ``min_{q in B_rho(p)} q @ v`` for the small supports of a search tree.
 
     Pure Python versions of :func:`tv_worst` and :func:`chi2_worst` (the same algorithms, without
     NumPy's per-call overhead, which dominates at 2-10 entries); Wasserstein uses the dual's
     breakpoints in pure Python up to 4 entries and :func:`w1_worst` above.  Arguments as in
-    :func:`robust_expectation`, assumed valid.
+    :func:`robust_expectation` (validated the same way; the tree search calls the unvalidated kernel).
     """
+    kind = check_kind(kind)
+    rho = check_radius(rho)
+    p, v = _check_p_v(p, v)
+    if kind == "wasserstein":
+        if dist is None:
+            raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
+        dist = check_distance_matrix(dist, p.size)
+    return _worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+
+
+def _worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: str, dist: np.ndarray | None) -> float:
+    """Unvalidated :func:`worst_case` (the tree search's backup: arguments assumed valid)."""
     nominal = math.fsum(pi * vi for pi, vi in zip(p, v, strict=True))
     if kind == "none" or rho == 0.0:
         return nominal
@@ -221,7 +281,7 @@ def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, d
         return min(max(best + v_min, v_min), nominal)
     k = len(p)
     if k > 4:
-        return float(w1_worst(np.asarray(p, float), np.asarray(v, float), rho, dist))
+        return float(_w1_worst(np.asarray(p, float), np.asarray(v, float), rho, dist))
     d = dist.tolist() if isinstance(dist, np.ndarray) else dist
     lams = [0.0]
     for i in range(k):
@@ -255,7 +315,7 @@ def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dis
         dist = check_distance_matrix(dist, p.size)
     if kind == "none" or rho == 0.0:
         return float(p @ v)
-    return worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+    return _worst_case(p.tolist(), v.tolist(), rho, kind, dist)
 
 
 def _support_groups(P: np.ndarray, mask: np.ndarray, support: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -291,7 +351,7 @@ def robust_value_iteration(
     """Exact tabular robust value iteration ``Q = R + gamma * sigma_{P(s,a)}(V)``, ``V = max_a Q``.
 
     ``P``: ``(S, A, S)`` nominal transitions; ``R``: ``(S, A)`` expected rewards (no reward
-    ambiguity); ``gamma`` in ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
+    ambiguity), both finite everywhere (rows of invalid actions are not used); ``gamma`` in ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
     ``kind``/``rho``/``dist`` as in :func:`robust_expectation` (``dist``: ``(S, S)`` over states).
     ``action_mask``: ``(S, A)`` booleans, invalid actions get ``Q = -inf``; ``terminal``: ``(S,)``
     booleans, terminal states have value 0.  ``support="nominal"`` (default) restricts each ball to
@@ -300,11 +360,11 @@ def robust_value_iteration(
     """
     check_kind(kind)
     rho = check_radius(rho)
-    P = check_array(P, "P", ndim=3, dtype=float, finite=False)  # rows of invalid actions are not used
+    P = check_array(P, "P", ndim=3, dtype=float)
     if P.shape[0] != P.shape[2]:
         raise ValueError(f"P must have shape (S, A, S), got shape {P.shape}")
     S, A, _ = P.shape
-    R = check_array(R, "R", shape=(S, A), dtype=float, finite=False)
+    R = check_array(R, "R", shape=(S, A), dtype=float)
     gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0, inclusive="right")
     check_choice(support, "support", ("nominal", "all"))
     tol = check_scalar(tol, "tol", "real", min=0.0)
@@ -317,10 +377,8 @@ def robust_value_iteration(
     if not np.all(mask.any(axis=1) | term):
         raise ValueError("every non-terminal state needs at least one valid action")
     rows = P[mask]
-    if np.any(rows < 0) or not np.all(np.isfinite(rows)) or np.any(np.abs(rows.sum(axis=1) - 1) > 1e-8):
+    if np.any(rows < 0) or np.any(np.abs(rows.sum(axis=1) - 1) > 1e-8):
         raise ValueError("each valid row P[s, a] must be a probability vector (sum 1 within 1e-8)")
-    if not np.all(np.isfinite(R[mask])):
-        raise ValueError("R must be finite on valid actions")
     if kind == "wasserstein":
         if dist is None:
             raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
@@ -337,11 +395,11 @@ def robust_value_iteration(
             p = np.take_along_axis(flat_P[rows], idx, axis=1)
             v = V[idx]
             if kind == "tv":
-                sig = tv_worst(p, v, rho)
+                sig = _tv_worst(p, v, rho)
             elif kind == "chi2":
-                sig = chi2_worst(p, v, rho)
+                sig = _chi2_worst(p, v, rho)
             elif kind == "wasserstein":
-                sig = w1_worst(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
+                sig = _w1_worst(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
             else:
                 sig = np.einsum("ij,ij->i", p, v)
             flat_Q[rows] = R.reshape(-1)[rows] + gamma * sig
