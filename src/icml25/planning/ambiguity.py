@@ -351,7 +351,8 @@ def robust_value_iteration(
     """Exact tabular robust value iteration ``Q = R + gamma * sigma_{P(s,a)}(V)``, ``V = max_a Q``.
 
     ``P``: ``(S, A, S)`` nominal transitions; ``R``: ``(S, A)`` expected rewards (no reward
-    ambiguity), both finite everywhere (rows of invalid actions are not used); ``gamma`` in ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
+    ambiguity), both finite everywhere (rows of invalid actions are not used); ``gamma`` in
+    ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
     ``kind``/``rho``/``dist`` as in :func:`robust_expectation` (``dist``: ``(S, S)`` over states).
     ``action_mask``: ``(S, A)`` booleans, invalid actions get ``Q = -inf``; ``terminal``: ``(S,)``
     booleans, terminal states have value 0.  ``support="nominal"`` (default) restricts each ball to

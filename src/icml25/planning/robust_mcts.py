@@ -27,9 +27,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
-import numpy as np
-
 import gymnasium
+import numpy as np
 from gymnasium import spaces
 
 from icml25.planning.ambiguity import Kind, _worst_case, check_kind, check_radius
@@ -624,7 +623,8 @@ class FrozenLake:
     MOVES = ((0, -1), (1, 0), (0, 1), (-1, 0))
 
     def __init__(self, map: str | Sequence[str] = "4x4", p_slip: float = 0.3) -> None:
-        if not isinstance(map, str) and not (isinstance(map, Sequence) and map and all(isinstance(r, str) for r in map)):
+        rows_ok = isinstance(map, Sequence) and len(map) > 0 and all(isinstance(r, str) for r in map)
+        if not (isinstance(map, str) or rows_ok):
             raise TypeError(f"map must be a name in {tuple(self.MAPS)} or a non-empty list of strings, got {map!r}")
         rows = self.MAPS.get(map) if isinstance(map, str) else tuple(map)
         if rows is None:
