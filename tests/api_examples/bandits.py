@@ -33,7 +33,7 @@ def _expert_env():
 
 
 # ------------------------------------------------------------------ ucb_ogd fixtures
-def _X(n=6, d=3):
+def _features(n=6, d=3):
     return np.random.default_rng(1).normal(size=(n, d))
 
 
@@ -42,11 +42,11 @@ def _y(n=6):
 
 
 def _eval_sets():
-    return [(_X(), _y()), (_X() + 1.0, _y())]
+    return [(_features(), _y()), (_features() + 1.0, _y())]
 
 
 def _sources():
-    return [bd.ArraySource(_X(), _y()), bd.ArraySource(_X() + 1.0, _y())]
+    return [bd.ArraySource(_features(), _y()), bd.ArraySource(_features() + 1.0, _y())]
 
 
 @functools.cache
@@ -79,7 +79,7 @@ def _collector(selector=None):
 
 
 def _data(**extra):
-    return lambda: {"X": _X(), "y": _y(), **extra}
+    return lambda: {"X": _features(), "y": _y(), **extra}
 
 
 def _model_methods(prefix, factory, fresh, names):
@@ -90,7 +90,7 @@ def _model_methods(prefix, factory, fresh, names):
                                               paired=[("X", "y")])
         elif name in ("predict_proba", "predict"):
             out[f"{prefix}.{name}"] = Example(lambda name=name, **kw: getattr(factory(), name)(**kw),
-                                              lambda: {"X": _X()})
+                                              lambda: {"X": _features()})
         elif name == "step":
             out[f"{prefix}.step"] = Example(lambda **kw: fresh().step(**kw),
                                             lambda: {"grad": np.full(fresh().params.size, 0.1), "lr": 0.5},
@@ -281,10 +281,10 @@ EXAMPLES = {
                                                                                                 [0.5, 0.5]])}),
     "icml25.bandits.UncertaintySelector.select": Example(
         lambda **kw: bd.UncertaintySelector(2).select(**kw),
-        lambda: {"rng": _rng(), "model": _logistic(), "candidates": [_X(), _X() + 1.0]}, skip=RNG),
+        lambda: {"rng": _rng(), "model": _logistic(), "candidates": [_features(), _features() + 1.0]}, skip=RNG),
     # ---------------------------------------------------------------- ucb_ogd: the loop and metrics
     "icml25.bandits.History": Exempt("record"),
-    "icml25.bandits.ArraySource": Example(bd.ArraySource, lambda: {"X": _X(), "y": _y(),
+    "icml25.bandits.ArraySource": Example(bd.ArraySource, lambda: {"X": _features(), "y": _y(),
                                                                    "transform": lambda X, rng: X + 0.0},
                                           paired=[("X", "y")]),
     "icml25.bandits.AdaptiveCollector": Example(
@@ -293,7 +293,7 @@ EXAMPLES = {
         positive=["loss_bound", "eta0", "radius", "batch_size"]),
     "icml25.bandits.AdaptiveCollector.select_source": Example(
         lambda **kw: _collector(bd.UncertaintySelector(2)).select_source(**kw),
-        lambda: {"candidates": [_X(), _X() + 1.0]}),
+        lambda: {"candidates": [_features(), _features() + 1.0]}),
     "icml25.bandits.AdaptiveCollector.observe": Example(lambda **kw: _collector().observe(**kw),
                                                         _data(source=1), paired=[("X", "y")]),
     "icml25.bandits.AdaptiveCollector.run": Example(lambda **kw: _collector().run(**kw),
