@@ -543,7 +543,9 @@ class UncertaintySelector(SourceSelector):
 
     def select(self, rng, model=None, candidates=None) -> int:
         if model is None or candidates is None:
-            raise ValueError(f"{type(self).__name__} needs the model and one candidate batch per source (model, candidates)")
+            raise ValueError(
+                f"{type(self).__name__} needs the model and one candidate batch per source (model, candidates)"
+            )
         _check_model(model, ("predict_proba",))
         candidates = check_sequence(candidates, "candidates")
         if len(candidates) != self.n_sources:
