@@ -121,17 +121,29 @@ class OnlineModel(Protocol):
 
     params: np.ndarray
 
-    def loss(self, X: np.ndarray, y: np.ndarray) -> float: ...
+    def loss(self, X: np.ndarray, y: np.ndarray) -> float:
+        """Mean loss on the batch ``(X, y)``."""
+        raise NotImplementedError
 
-    def grad(self, X: np.ndarray, y: np.ndarray) -> np.ndarray: ...
+    def grad(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient of the mean loss w.r.t. the flat ``params``."""
+        raise NotImplementedError
 
-    def loss_grad(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]: ...
+    def loss_grad(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(loss, grad)`` from one pass."""
+        raise NotImplementedError
 
-    def step(self, grad: np.ndarray, lr: float) -> None: ...
+    def step(self, grad: np.ndarray, lr: float) -> None:
+        """One descent step with learning rate ``lr``."""
+        raise NotImplementedError
 
-    def project(self, radius: float) -> None: ...
+    def project(self, radius: float) -> None:
+        """Project ``params`` onto the l2 ball of ``radius``."""
+        raise NotImplementedError
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray: ...
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities ``(n, C)``."""
+        raise NotImplementedError
 
 
 class _LinearNumpyModel:
