@@ -1,4 +1,4 @@
-"""Planning: robust Monte-Carlo tree search under model ambiguity (robust_mcts)."""
+"""Planning: robust Monte-Carlo tree search under model ambiguity (robust_mcts), its MDPs and gymnasium environments."""
 
 from icml25.planning.ambiguity import (
     KINDS,

@@ -8,6 +8,10 @@ visit-weighted power mean ``V(s) = (sum_a N(s,a)/N(s) Q(s,a)^p)^(1/p)``; actions
 the polynomial bonus ``C N(s)^(1/4) / N(s,a)^(1/2)``.  With radius 0 it is Stochastic-Power-UCT
 (Dam, Maillard & Kaufmann, UAI 2024), the paper's baseline.
 
+The MDPs (``GamblerProblem``, ``FrozenLake``, ``RandomTreeMDP``) are generative models the planner
+queries with explicit states; ``GamblerEnv``, ``FrozenLakeEnv`` and ``RandomTreeEnv`` expose the same
+MDPs as ``gymnasium.Env`` environments (``env.model`` is the wrapped generative model).
+
 Example
 -------
 >>> from icml25.planning import GamblerProblem, RobustPowerUCT
