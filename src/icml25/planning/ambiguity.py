@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -224,14 +224,33 @@ def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, d
     breakpoints in pure Python up to 4 entries and :func:`w1_worst` above.  Arguments as in
     :func:`robust_expectation` (validated the same way; the tree search calls the unvalidated kernel).
     """
-    kind = check_kind(kind)
-    rho = check_radius(rho)
-    p, v = _check_p_v(p, v)
-    if kind == "wasserstein":
-        if dist is None:
-            raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
-        dist = check_distance_matrix(dist, p.size)
-    return _worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+    if not _plain_valid(p, v, rho, kind, dist):  # lists of floats take this cheap check only
+        kind = check_kind(kind)
+        rho = check_radius(rho)
+        p, v = _check_p_v(p, v)
+        if kind == "wasserstein":
+            if dist is None:
+                raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
+            dist = check_distance_matrix(dist, p.size)
+        p, v = p.tolist(), v.tolist()
+    return _worst_case(p, v, rho, kind, dist)
+
+
+def _plain_valid(p: Any, v: Any, rho: Any, kind: Any, dist: Any) -> bool:
+    """Whether ``worst_case``'s arguments are plainly valid: lists of floats, a float radius, a known kind."""
+    if not (type(p) is list and type(v) is list and 0 < len(p) == len(v) and type(rho) is float and rho >= 0.0
+            and type(kind) is str and kind in KINDS):
+        return False
+    if not (all(type(x) is float and x >= 0.0 for x in p) and abs(math.fsum(p) - 1.0) <= 1e-8
+            and all(type(x) is float and math.isfinite(x) for x in v)):
+        return False
+    if kind != "wasserstein":
+        return True
+    if type(dist) is not np.ndarray or dist.shape != (len(p), len(p)) or dist.dtype.kind != "f":
+        return False
+    d = dist.tolist()
+    return all(math.isfinite(x) and x >= 0.0 and x == d[j][i] and (x == 0.0 or i != j)
+               for i, row in enumerate(d) for j, x in enumerate(row))
 
 
 def _worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: str, dist: np.ndarray | None) -> float:
