@@ -171,13 +171,10 @@ _FEW_ARMS = 32  # below this many arms, plain Python floats beat NumPy's per-cal
 
 def check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
     """Validated advice: ``(N,)`` integer recommendations or ``(N, K)`` rows that are distributions."""
-    n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
-    n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
-    return _check_advice(advice, n_experts, n_actions)
-
-
-def _check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
-    """:func:`check_advice` for sizes already validated (the learners' per-round check)."""
+    if type(n_experts) is not int or n_experts < 1:  # the learners' per-round call passes checked ints
+        n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
+    if type(n_actions) is not int or n_actions < 1:
+        n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
     advice = check_array(advice, "advice", ndim=(1, 2))
     if advice.shape == (n_experts,) and advice.dtype.kind in "iu":
         if advice.min() < 0 or advice.max() >= n_actions:
@@ -353,7 +350,7 @@ class EXP4:
 
     def action_distribution(self, advice: np.ndarray) -> np.ndarray:
         """The action distribution ``q`` for the given advice."""
-        advice = _check_advice(advice, self.n_experts, self.n_actions)
+        advice = check_advice(advice, self.n_experts, self.n_actions)
         w = self.expert_weights
         if advice.ndim == 1:
             mix = np.bincount(advice, weights=w, minlength=self.n_actions)
@@ -365,7 +362,7 @@ class EXP4:
         """Draw an action from the weighted mixture of the experts' advice."""
         if self.t >= self.horizon:
             raise ValueError(f"horizon exceeded: EXP4 was built for {self.horizon} rounds")
-        self._advice = _check_advice(advice, self.n_experts, self.n_actions)
+        self._advice = check_advice(advice, self.n_experts, self.n_actions)
         self._q = self.action_distribution(self._advice)
         return sample_index(rng, self._q)
 

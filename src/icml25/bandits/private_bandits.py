@@ -43,7 +43,7 @@ from icml25.bandits.base import (
     BernoulliEnv,
     FollowTheLeader,
     LossMatrixEnv,
-    _check_advice,
+    check_advice,
     check_loss,
     sample_index,
 )
@@ -230,7 +230,7 @@ class BatchedExpertsAsArms:
 
     def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
         """An action drawn from the advice of the batch's expert."""
-        advice = _check_advice(advice, self.n_experts, self.n_actions)
+        advice = check_advice(advice, self.n_experts, self.n_actions)
         self._expert = self.private.act(rng)
         row = advice[self._expert]
         self._action = int(row) if np.ndim(row) == 0 else sample_index(rng, row)

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from icml25.planning._kernels import w1_kernel, worst_case_kernel
 from icml25.utils.validation import check_array, check_choice, check_probability_vector, check_scalar
 
 Kind = Literal["tv", "chi2", "wasserstein", "none"]
@@ -193,27 +194,7 @@ def w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.n
         raise ValueError(f"dist must have non-negative entries, got min {d.min():g}")
     if not np.allclose(d, np.swapaxes(d, -1, -2), atol=1e-12) or np.any(np.diagonal(d, axis1=-2, axis2=-1) != 0):
         raise ValueError("dist must be symmetric with a zero diagonal")
-    return _w1_worst(p, v, rho, d)
-
-
-def _w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.ndarray:
-    """Unvalidated :func:`w1_worst`."""
-    p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
-    d = np.broadcast_to(np.asarray(dist, float), p.shape + p.shape[-1:])
-    nominal = np.einsum("...i,...i->...", p, v)
-    if rho == 0.0:
-        return nominal
-    v_min = v.min(axis=-1)
-    if math.isinf(rho):
-        return v_min
-    slope = d[..., :, :, None] - d[..., :, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = (v[..., None, None, :] - v[..., None, :, None]) / slope
-    keep = (slope != 0) & np.isfinite(lam) & (lam > 0) & (p[..., :, None, None] > 0)
-    lam = np.where(keep, lam, 0.0).reshape(p.shape[:-1] + (-1,))
-    inner = (v[..., None, None, :] + lam[..., :, None, None] * d[..., None, :, :]).min(axis=-1)
-    dual = np.einsum("...ki,...i->...k", inner, p) - rho * lam
-    return np.clip(dual.max(axis=-1), v_min, nominal)
+    return w1_kernel(p, v, rho, d)
 
 
 def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
@@ -233,7 +214,7 @@ def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, d
                 raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
             dist = check_distance_matrix(dist, p.size)
         p, v = p.tolist(), v.tolist()
-    return _worst_case(p, v, rho, kind, dist)
+    return worst_case_kernel(p, v, rho, kind, dist)
 
 
 def _plain_valid(p: Any, v: Any, rho: Any, kind: Any, dist: Any) -> bool:
@@ -253,70 +234,6 @@ def _plain_valid(p: Any, v: Any, rho: Any, kind: Any, dist: Any) -> bool:
                for i, row in enumerate(d) for j, x in enumerate(row))
 
 
-def _worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: str, dist: np.ndarray | None) -> float:
-    """Unvalidated :func:`worst_case` (the tree search's backup: arguments assumed valid)."""
-    nominal = math.fsum(pi * vi for pi, vi in zip(p, v, strict=True))
-    if kind == "none" or rho == 0.0:
-        return nominal
-    if len(p) == 1:
-        return float(v[0])
-    if kind == "chi2":
-        pairs = sorted((vi, pi) for pi, vi in zip(p, v, strict=True) if pi > 0)
-    else:
-        pairs = sorted(zip(v, p, strict=True))
-    v_min = pairs[0][0]
-    if math.isinf(rho):
-        return v_min
-    if kind == "tv":
-        if rho >= 1.0 - pairs[0][1]:
-            return v_min
-        moved = rho
-        out = nominal
-        for vi, pi in reversed(pairs):
-            if moved <= 0.0:
-                break
-            taken = min(pi, moved)
-            out -= taken * (vi - v_min)
-            moved -= taken
-        return min(max(out, v_min), nominal)
-    if kind == "chi2":
-        c = 1.0 + rho
-        best = 0.0  # eta = v_min: the dual is 0 after shifting by v_min
-        mass = first = second = 0.0
-        for j, (vj, pj) in enumerate(pairs):
-            x = vj - v_min
-            mass += pj
-            first += pj * x
-            second += pj * x * x
-            upper = pairs[j + 1][0] - v_min if j + 1 < len(pairs) else math.inf
-            candidates = [x]
-            if c * mass > 1.0:
-                mean = first / mass
-                var = max(second / mass - mean * mean, 0.0)
-                candidates.append(min(max(mean + math.sqrt(var / (c * mass - 1.0)), x), upper))
-            for eta in candidates:
-                g = max(mass * eta * eta - 2.0 * first * eta + second, 0.0)
-                best = max(best, eta - math.sqrt(c * g))
-        return min(max(best + v_min, v_min), nominal)
-    k = len(p)
-    if k > 4:
-        return float(_w1_worst(np.asarray(p, float), np.asarray(v, float), rho, dist))
-    d = dist.tolist() if isinstance(dist, np.ndarray) else dist
-    lams = [0.0]
-    for i in range(k):
-        if p[i] > 0:
-            for j in range(k):
-                for m in range(k):
-                    slope = d[i][j] - d[i][m]
-                    if slope != 0.0 and (v[m] - v[j]) / slope > 0.0:
-                        lams.append((v[m] - v[j]) / slope)
-    best = max(
-        sum(p[i] * min(v[j] + lam * d[i][j] for j in range(k)) for i in range(k) if p[i] > 0) - rho * lam
-        for lam in lams
-    )
-    return min(max(best, v_min), nominal)
-
-
 def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
     """The worst-case expectation ``sigma_B(v) = min_{q in B} q @ v`` (the paper's robust backup).
 
@@ -334,7 +251,7 @@ def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dis
         dist = check_distance_matrix(dist, p.size)
     if kind == "none" or rho == 0.0:
         return float(p @ v)
-    return _worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+    return worst_case_kernel(p.tolist(), v.tolist(), rho, kind, dist)
 
 
 def _support_groups(P: np.ndarray, mask: np.ndarray, support: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -419,7 +336,7 @@ def robust_value_iteration(
             elif kind == "chi2":
                 sig = _chi2_worst(p, v, rho)
             elif kind == "wasserstein":
-                sig = _w1_worst(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
+                sig = w1_kernel(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
             else:
                 sig = np.einsum("ij,ij->i", p, v)
             flat_Q[rows] = R.reshape(-1)[rows] + gamma * sig

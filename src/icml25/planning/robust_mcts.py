@@ -35,7 +35,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from icml25.planning.ambiguity import Kind, _worst_case, check_kind, check_radius
+from icml25.planning._kernels import worst_case_kernel
+from icml25.planning.ambiguity import Kind, check_kind, check_radius
 from icml25.utils.random import Seed, as_generator
 from icml25.utils.validation import (
     check_array,
@@ -416,12 +417,12 @@ class RobustPowerUCT:
             p_r = [chance.reward_counts[b] / chance.visits for b in bins]
             r_vals = np.array([chance.reward_sums[b] / chance.reward_counts[b] for b in bins])
             d_r = np.abs(r_vals[:, None] - r_vals[None, :]) / self.r_max
-            r_hat = _worst_case(p_r, r_vals.tolist(), self.rho_reward, self.kind, d_r)
+            r_hat = worst_case_kernel(p_r, r_vals.tolist(), self.rho_reward, self.kind, d_r)
         if len(chance.children) == 1:
             return r_hat + self.gamma * chance.children[0].value
         p = [n / chance.visits for n in chance.counts]
         v = [ch.value for ch in chance.children]
-        return r_hat + self.gamma * _worst_case(p, v, self.rho_transition, self.kind, chance.dist)
+        return r_hat + self.gamma * worst_case_kernel(p, v, self.rho_transition, self.kind, chance.dist)
 
     def _rollout(self, state: Any) -> float:
         """Discounted return of the rollout policy from ``state`` for up to ``rollout_depth`` steps."""
