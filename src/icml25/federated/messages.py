@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml25.utils.validation import check_scalar
+from icml25.utils.validation import check_instance, check_scalar
 
 __all__ = [
     "Scalar", "FitIns", "FitRes", "EvaluateIns", "EvaluateRes", "MalformedMessageError",
@@ -110,29 +110,41 @@ def serialize(arrays: Mapping[str, np.ndarray]) -> bytes:
     """Serialize named arrays: per array a length-prefixed JSON header (name, dtype, shape) and raw bytes."""
     chunks = []
     for name, value in check_arrays(arrays).items():
-        value = np.ascontiguousarray(value)
+        # the shape is taken from the array itself: np.ascontiguousarray would turn a 0-d array into shape (1,)
         header = json.dumps({"n": name, "d": value.dtype.str, "s": list(value.shape)}).encode()
-        chunks += [struct.pack("<I", len(header)), header, struct.pack("<Q", value.nbytes), value.tobytes()]
+        chunks += [struct.pack("<I", len(header)), header, struct.pack("<Q", value.nbytes), value.tobytes(order="C")]
     return b"".join(chunks)
 
 
 def deserialize(blob: bytes) -> dict[str, np.ndarray]:
-    """Inverse of :func:`serialize`."""
+    """Inverse of :func:`serialize` (shapes, 0-d included, and dtypes are restored exactly).
+
+    ``blob`` is ``bytes`` (or ``bytearray`` / ``memoryview``); a blob that :func:`serialize` did not
+    produce raises :class:`MalformedMessageError`.
+    """
+    check_instance(blob, "blob", (bytes, bytearray, memoryview), "bytes")
+    blob = bytes(blob)
     arrays, pos = {}, 0
-    while pos < len(blob):
-        (n_header,) = struct.unpack_from("<I", blob, pos)
-        header = json.loads(blob[pos + 4: pos + 4 + n_header])
-        pos += 4 + n_header
-        (n_bytes,) = struct.unpack_from("<Q", blob, pos)
-        pos += 8
-        arrays[header["n"]] = np.frombuffer(blob[pos: pos + n_bytes], dtype=header["d"]).reshape(header["s"]).copy()
-        pos += n_bytes
+    try:
+        while pos < len(blob):
+            (n_header,) = struct.unpack_from("<I", blob, pos)
+            header = json.loads(blob[pos + 4: pos + 4 + n_header])
+            pos += 4 + n_header
+            (n_bytes,) = struct.unpack_from("<Q", blob, pos)
+            pos += 8
+            if pos + n_bytes > len(blob):
+                raise ValueError(f"array {header['n']!r} needs {n_bytes} bytes, {len(blob) - pos} left")
+            value = np.frombuffer(blob[pos: pos + n_bytes], dtype=header["d"]).reshape(header["s"]).copy()
+            arrays[header["n"]] = value
+            pos += n_bytes
+    except (struct.error, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise MalformedMessageError(f"blob is not a serialized message: {exc}") from None
     return arrays
 
 
 def payload_bits(arrays: Mapping[str, np.ndarray]) -> int:
     """Bits of array data a message serializes (its raw buffers, without the per-array headers)."""
-    return 8 * sum(np.ascontiguousarray(v).nbytes for v in check_arrays(arrays).values())
+    return 8 * sum(v.nbytes for v in check_arrays(arrays).values())
 
 
 def pack_uint(values: np.ndarray, bits: int) -> np.ndarray:

@@ -12,7 +12,7 @@ the last global arrays.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,11 +30,12 @@ from icml25.federated.messages import (
     deserialize,
 )
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_choice, check_scalar
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar
 
 __all__ = [
     "Client", "Strategy", "FedAvg", "ClientFailure", "RoundRecord", "History",
-    "sample_clients", "weighted_average", "check_same_layout", "simulate",
+    "sample_clients", "weighted_average", "check_same_layout", "simulate", "run_rounds", "client_table",
+    "RoundFailedError", "Transport",
 ]
 
 Arrays = dict[str, np.ndarray]
@@ -154,8 +155,10 @@ def weighted_average(items: Sequence[tuple[Mapping[str, np.ndarray], float]]) ->
     first = items[0][0]
     for arrays, _ in items[1:]:
         check_same_layout(first, arrays)
-    return {name: sum(w * np.asarray(a[name], dtype=np.float64) for (a, _), w in zip(items, weights, strict=True))
-            .astype(np.result_type(first[name].dtype, np.float32)) for name in first}
+    # np.asarray keeps a 0-d array an array (arithmetic on 0-d arrays returns NumPy scalars)
+    return {name: np.asarray(sum(w * np.asarray(a[name], dtype=np.float64) for (a, _), w in zip(items, weights,
+                                                                                                 strict=True)),
+                             dtype=np.result_type(first[name].dtype, np.float32)) for name in first}
 
 
 class FedAvg(Strategy):
@@ -187,47 +190,70 @@ class FedAvg(Strategy):
         return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays))
 
 
-def _fit_one(client: Client, ins: FitIns, server_round: int, cid: int, ledger: CommunicationLedger,
-             strategy: Strategy, arrays: Arrays) -> FitRes:
-    sent = FitIns(deserialize(ledger.record(server_round, cid, "down", ins.arrays)), dict(ins.config))
-    res = check_fit_res(client.fit(sent))
-    received = FitRes(deserialize(ledger.record(server_round, cid, "up", res.arrays)), int(res.num_examples),
-                      dict(res.metrics))
-    strategy.validate_fit(server_round, arrays, received)
-    return received
+class RoundFailedError(ValueError):
+    """No client of a round returned a usable result (the message quotes the first client's error)."""
 
 
-def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strategy, rounds: int,
-             clients_per_round: int | None = None, seed: Seed = 0,
-             on_failure: str = "skip", ledger: CommunicationLedger | None = None) -> History:
-    """Run ``rounds`` synchronous rounds of ``strategy`` over ``clients`` in this process.
+#: A transport takes a round number and an iterator of ``(client id, FitIns)`` (each ``FitIns``
+#: already went through the ledger) and yields ``(client id, FitRes or the exception)`` in the
+#: same order; it may stop consuming when the caller stops iterating.
+Transport = Callable[[int, Iterator[tuple[int, FitIns]]], Iterator[tuple[int, "FitRes | BaseException"]]]
 
-    ``clients`` is a sequence (ids 0..n-1) or a mapping id -> client; ``clients_per_round`` clients
-    are sampled per round with ``seed`` (all when None).  ``on_failure`` is ``"skip"`` (drop the
-    failing client from the round and go on) or ``"stop"`` (end the run after the round's first
-    failure, keeping the previous global arrays).  Every message goes through ``ledger``.
+
+def run_rounds(ids: Sequence[int], strategy: Strategy, rounds: int, transport: Transport,
+               clients_per_round: int | None = None, seed: Seed = 0, on_failure: str = "skip",
+               ledger: CommunicationLedger | None = None) -> History:
+    """The synchronous round loop shared by :func:`simulate` and the Flower adapter.
+
+    ``transport`` carries the messages to the clients (see :data:`Transport`); everything else
+    (sampling, the ledger, reply checks, failures, aggregation, evaluation) happens here, so an
+    in-process run and a Flower run of the same strategy give the same history.
     """
+    check_instance(strategy, "strategy", Strategy, "an icml25.federated.Strategy")
     check_choice(on_failure, "on_failure", ("skip", "stop"))
     rounds = check_scalar(rounds, "rounds", "int", min=1)
-    table = dict(clients) if isinstance(clients, Mapping) else dict(enumerate(clients))
-    if not table:
-        raise ValueError("simulate needs at least one client")
-    ids = sorted(table)
+    ids = list(ids)
+    if not ids:
+        raise ValueError("clients must hold at least one client, got none")
+    if clients_per_round is not None:
+        check_scalar(clients_per_round, "clients_per_round", "int", min=1, max=len(ids))
     rng = as_generator(seed)
     history = History(arrays=check_arrays(strategy.initialize(), "initial arrays"),
                       ledger=ledger if ledger is not None else CommunicationLedger())
     for server_round in range(1, rounds + 1):
         sampled = [ids[i] for i in sample_clients(len(ids), clients_per_round, rng)]
         instructions = strategy.configure_fit(server_round, history.arrays, sampled)
-        results, failures = [], []
-        for cid, ins in instructions.items():
+        arrays = history.arrays
+
+        def sent(server_round=server_round, instructions=instructions):
+            for cid, ins in instructions.items():
+                yield cid, FitIns(deserialize(history.ledger.record(server_round, cid, "down", ins.arrays)),
+                                  dict(ins.config))
+
+        results, failures, errors = [], [], []
+        replies = transport(server_round, sent())
+        for cid, reply in replies:
             try:
-                results.append((cid, _fit_one(table[cid], ins, server_round, cid, history.ledger, strategy,
-                                              history.arrays)))
+                if isinstance(reply, BaseException):
+                    raise reply
+                res = check_fit_res(reply)
+                received = FitRes(deserialize(history.ledger.record(server_round, cid, "up", res.arrays)),
+                                  int(res.num_examples), dict(res.metrics))
+                strategy.validate_fit(server_round, arrays, received)
+                results.append((cid, received))
             except Exception as exc:  # a client's fault is recorded with its id; the run decides what follows
                 failures.append(ClientFailure(server_round, cid, f"{type(exc).__name__}: {exc}"))
+                errors.append(exc)
                 if on_failure == "stop":
                     break
+        if hasattr(replies, "close"):
+            replies.close()
+        if instructions and not results:
+            first = failures[0] if failures else None
+            detail = f"; first error, client {first.client}: {first.error}" if first else ""
+            raise RoundFailedError(f"round {server_round}: no client returned a usable result "
+                                   f"({len(failures)} of {len(instructions)} failed){detail}") from (
+                errors[0] if errors else None)
         if failures and on_failure == "stop":
             history.rounds.append(RoundRecord(server_round, sampled, failures, {}, {}))
             history.stopped = f"round {server_round}: client {failures[0].client} failed ({failures[0].error})"
@@ -239,3 +265,49 @@ def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strateg
         history.rounds.append(RoundRecord(server_round, sampled, failures, dict(fit_metrics),
                                           dict(strategy.evaluate(server_round, history.arrays))))
     return history
+
+
+def client_table(clients: object) -> dict[int, Client]:
+    """``clients`` (a sequence, ids 0..n-1, or a mapping id -> client) as a dict, every entry checked."""
+    if isinstance(clients, Mapping):
+        table = dict(clients)
+    elif isinstance(clients, Sequence) and not isinstance(clients, str | bytes):
+        table = dict(enumerate(clients))
+    else:
+        raise TypeError(f"clients must be a sequence or a mapping of icml25.federated.Client, "
+                        f"got {type(clients).__name__}")
+    if not table:
+        raise ValueError("clients must hold at least one client, got none")
+    for cid, client in table.items():
+        if isinstance(cid, bool) or not isinstance(cid, int | np.integer):
+            raise TypeError(f"clients: client ids must be integers, got {cid!r}")
+        check_instance(client, f"clients[{cid}]", Client, "an icml25.federated.Client")
+    return {int(cid): client for cid, client in table.items()}
+
+
+def simulate(clients: Sequence[Client] | Mapping[int, Client], strategy: Strategy, rounds: int,
+             clients_per_round: int | None = None, seed: Seed = 0,
+             on_failure: str = "skip", ledger: CommunicationLedger | None = None) -> History:
+    """Run ``rounds`` synchronous rounds of ``strategy`` over ``clients`` in this process.
+
+    ``clients`` is a non-empty sequence (ids 0..n-1) or a mapping id -> client; ``clients_per_round``
+    clients (1..n, all when None) are sampled per round with ``seed``.  ``on_failure`` is ``"skip"``
+    (drop the failing client from the round and go on) or ``"stop"`` (end the run after the round's
+    first failure, keeping the previous global arrays).  Every message goes through ``ledger``.
+
+    Raises :class:`RoundFailedError` (a ``ValueError``) when no client of a round returns a usable
+    result: the message quotes the first client's error.
+    """
+    table = client_table(clients)
+    if ledger is not None:
+        check_instance(ledger, "ledger", CommunicationLedger)
+
+    def in_process(server_round, sent):
+        for cid, ins in sent:
+            try:
+                reply = table[cid].fit(ins)
+            except Exception as exc:  # reported by run_rounds as this client's failure
+                reply = exc
+            yield cid, reply
+
+    return run_rounds(sorted(table), strategy, rounds, in_process, clients_per_round, seed, on_failure, ledger)
