@@ -194,6 +194,10 @@ class RoundFailedError(ValueError):
     """No client of a round returned a usable result (the message quotes the first client's error)."""
 
 
+class _ReportedError(Exception):
+    """A client's error reported by a remote transport, its text already "<type>: <message>"."""
+
+
 #: A transport takes a round number and an iterator of ``(client id, FitIns)`` (each ``FitIns``
 #: already went through the ledger) and yields ``(client id, FitRes or the exception)`` in the
 #: same order; it may stop consuming when the caller stops iterating.
@@ -242,7 +246,8 @@ def run_rounds(ids: Sequence[int], strategy: Strategy, rounds: int, transport: T
                 strategy.validate_fit(server_round, arrays, received)
                 results.append((cid, received))
             except Exception as exc:  # a client's fault is recorded with its id; the run decides what follows
-                failures.append(ClientFailure(server_round, cid, f"{type(exc).__name__}: {exc}"))
+                text = str(exc) if isinstance(exc, _ReportedError) else f"{type(exc).__name__}: {exc}"
+                failures.append(ClientFailure(server_round, cid, text))
                 errors.append(exc)
                 if on_failure == "stop":
                     break
