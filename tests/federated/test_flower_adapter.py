@@ -1,10 +1,20 @@
+import os
+import time
+
 import numpy as np
 import pytest
 
 pytest.importorskip("flwr")
 
-from icml25.federated import Client, FedAvg, FitRes, simulate  # noqa: E402
-from icml25.federated.flower import FlowerStrategy, drive_in_process, to_flower_client  # noqa: E402
+from icml25.federated import Client, FedAvg, FitRes, RoundFailedError, simulate  # noqa: E402
+from icml25.federated.flower import (  # noqa: E402
+    FlowerServer,
+    FlowerStrategy,
+    client_app,
+    drive_in_process,
+    run_flower_simulation,
+    to_flower_client,
+)
 
 
 class Shift(Client):
@@ -59,3 +69,165 @@ def test_adapter_rejects_wrong_types():
         FlowerStrategy(object())
     with pytest.raises(ValueError, match="on_failure"):
         FlowerStrategy(FedAvg(initial()), on_failure="retry")
+
+
+# --- Flower's current Message API: ServerApp / ClientApp through flwr.simulation.run_simulation ------------------
+
+def _descendants() -> list[str]:
+    """Command lines of the processes below this one (Ray's raylet, GCS and workers would show up here)."""
+    parents, commands = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    commands[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+    mine, out = os.getpid(), []
+    for pid in parents:
+        p, seen = pid, set()
+        while p in parents and p not in seen and p > 1:
+            seen.add(p)
+            p = parents[p]
+            if p == mine:
+                out.append(commands.get(pid, ""))
+                break
+    return out
+
+
+@pytest.fixture
+def no_process_left():
+    """The test's Flower run must stop every process it started (Ray included)."""
+    pytest.importorskip("ray")
+    before = set(_descendants())
+    yield
+    deadline = time.monotonic() + 20
+    while (left := [c for c in _descendants() if c not in before and "ray" in c]) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert left == []
+    import ray
+    assert not ray.is_initialized()
+
+
+def _same_history(flower, reference):
+    assert set(flower.arrays) == set(reference.arrays)
+    for name, value in reference.arrays.items():
+        assert flower.arrays[name].shape == value.shape and flower.arrays[name].dtype == value.dtype
+        np.testing.assert_array_equal(flower.arrays[name], value)
+    assert flower.rounds == reference.rounds and flower.stopped == reference.stopped
+    # the same messages; Flower sends a round's messages before the replies come back, simulate one by one
+    order = lambda e: (e.round, e.direction, e.client)  # noqa: E731
+    assert sorted(flower.ledger.entries, key=order) == sorted(reference.ledger.entries, key=order)
+    assert flower.ledger.summary() == reference.ledger.summary()
+
+
+class Counting(Client):
+    """A stateful client with a 0-d parameter: its reply depends on how often it was called."""
+
+    def __init__(self, c, n=1):
+        self.c, self.n, self.calls = c, n, 0
+
+    def fit(self, ins):
+        self.calls += 1
+        return FitRes({"w": ins.arrays["w"] + self.c * self.calls, "b": np.asarray(ins.arrays["b"] + 1, np.float32)},
+                      self.n, {"calls": self.calls, "name": f"c{self.c}"})
+
+
+class Raises(Client):
+    def fit(self, ins):
+        raise RuntimeError("client crashed")
+
+
+class WrongShape(Client):
+    def fit(self, ins):
+        return FitRes({"w": np.zeros(5, np.float32), "b": ins.arrays["b"]}, 1)
+
+
+def scalar_initial():
+    return {"w": np.zeros(3, np.float32), "b": np.array(0.0, np.float32)}
+
+
+def test_message_api_run_equals_simulate_with_state_failures_and_ids(no_process_left):
+    def make():
+        return {3: Counting(1.0, 1), 5: Raises(), 8: Counting(2.0, 3), 9: WrongShape()}
+
+    reference = simulate(make(), FedAvg(scalar_initial()), rounds=2, clients_per_round=3, seed=1)
+    flower = run_flower_simulation(make(), FedAvg(scalar_initial()), rounds=2, clients_per_round=3, seed=1)
+    _same_history(flower, reference)
+    assert flower.arrays["b"].shape == () and {f.error for f in flower.failures} >= {"RuntimeError: client crashed"}
+
+
+def test_message_api_raises_when_every_client_fails(no_process_left):
+    with pytest.raises(RoundFailedError, match="round 1: no client .*client 0: RuntimeError: client crashed"):
+        run_flower_simulation([Raises(), Raises()], FedAvg(scalar_initial()), rounds=2)
+
+
+class _Reply:
+    def __init__(self, node, partition):
+        self.metadata = type("M", (), {"src_node_id": node})()
+        self.content = {"node": {"partition-id": partition}}
+
+    def has_error(self):
+        return False
+
+
+class _Grid:
+    """A stand-in for Flower's Grid: nodes with random 64-bit ids, partition ids in another order."""
+
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def get_node_ids(self):
+        return list(self.partitions)
+
+    def send_and_receive(self, messages, timeout=None):
+        return [_Reply(m.metadata.dst_node_id, self.partitions[m.metadata.dst_node_id]) for m in messages]
+
+
+def test_flower_node_ids_are_mapped_to_partition_indices():
+    # regression: int(proxy.cid) took Flower's random node ids (e.g. 9547092095284888324) as client ids
+    grid = _Grid({9547092095284888324: 1, 17269230285754433909: 0, 42: 2})
+    server = FlowerServer(FedAvg(scalar_initial()), rounds=1, n_clients=3, client_ids=[10, 20, 30])
+    assert server._map_nodes(grid) == {10: 17269230285754433909, 20: 9547092095284888324, 30: 42}
+    with pytest.raises(ValueError, match="partitions 0..2"):
+        FlowerServer(FedAvg(scalar_initial()), rounds=1, n_clients=3)._map_nodes(_Grid({7: 0, 8: 0, 9: 1}))
+    with pytest.raises(TimeoutError, match="n_clients=4"):
+        FlowerServer(FedAvg(scalar_initial()), rounds=1, n_clients=4, timeout=0.2)._map_nodes(grid)
+
+
+def test_legacy_strategy_maps_random_node_ids_to_client_indices():
+    # regression: LBI-FL's strategy keeps per-client state for ids 0..n-1 and rejected Flower's node ids
+    torch = pytest.importorskip("torch")
+    from icml25.federated.lbi_fl import LBIFLClient, LBIFLStrategy, TeacherSchedulePolicy
+    from icml25.federated.torch_clients import module_to_arrays
+    from icml25.utils.nn import make_mlp
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(40, 8, generator=gen)
+    y = (X[:, 0] > 0).long()
+    model_fn = lambda: make_mlp([8, 4, 2], seed=0)  # noqa: E731
+    clients = {9547092095284888324: LBIFLClient(model_fn, X[:20], y[:20]),
+               17269230285754433909: LBIFLClient(model_fn, X[20:], y[20:])}
+    strategy = FlowerStrategy(LBIFLStrategy(module_to_arrays(model_fn()), TeacherSchedulePolicy(), 2, 2))
+    drive_in_process(clients, strategy, rounds=1)
+    assert strategy.failures == [] and strategy.partition_of == {"9547092095284888324": 0,
+                                                                 "17269230285754433909": 1}
+
+
+def test_message_api_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="client_fn"):
+        client_app("not callable")
+    with pytest.raises(TypeError, match="strategy"):
+        FlowerServer(object(), rounds=1, n_clients=2)
+    with pytest.raises(ValueError, match="rounds"):
+        FlowerServer(FedAvg(scalar_initial()), rounds=0, n_clients=2)
+    with pytest.raises(ValueError, match="client_ids"):
+        FlowerServer(FedAvg(scalar_initial()), rounds=1, n_clients=2, client_ids=[1, 1])
+    with pytest.raises(ValueError, match="clients_per_round"):
+        FlowerServer(FedAvg(scalar_initial()), rounds=1, n_clients=2, clients_per_round=3)
+    with pytest.raises(TypeError, match=r"clients\[0\]"):
+        run_flower_simulation([object()], FedAvg(scalar_initial()), rounds=1)
+    with pytest.raises(ValueError, match="timeout"):
+        run_flower_simulation([Counting(1.0)], FedAvg(scalar_initial()), rounds=1, timeout=0)
