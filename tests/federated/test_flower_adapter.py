@@ -231,3 +231,90 @@ def test_message_api_rejects_bad_arguments():
         run_flower_simulation([object()], FedAvg(scalar_initial()), rounds=1)
     with pytest.raises(ValueError, match="timeout"):
         run_flower_simulation([Counting(1.0)], FedAvg(scalar_initial()), rounds=1, timeout=0)
+
+
+# --- every federated paper through Flower's engine, smoke scale (2 clients, 1-2 rounds) ---------------------------
+
+def _flower_equals_simulate(build, rounds_of=lambda strategy: 2):
+    """``build()`` -> (clients, strategy): the Flower run's history equals simulate's, exactly."""
+    clients, strategy = build()
+    reference = simulate(clients, strategy, rounds=rounds_of(strategy))
+    clients, flower_strategy = build()
+    flower = run_flower_simulation(clients, flower_strategy, rounds=rounds_of(flower_strategy), num_cpus=1)
+    assert reference.failures == [] and flower.failures == []
+    _same_history(flower, reference)
+    return flower_strategy, strategy
+
+
+def test_ghost_runs_through_flower_like_simulate(no_process_left):
+    pytest.importorskip("torch")
+    from icml25.data.graphs import make_csbm
+    from icml25.federated.ghost import GhostClient, GhostStrategy, split_graph
+
+    graph = make_csbm(60, n_classes=3, n_features=8, avg_degree=5, homophily=0.9, class_sep=4.0, seed=0)
+    parts, _, _, _ = split_graph(graph, 2, alpha=1.0, seed=0)
+
+    def build():
+        return [GhostClient(g, gen_epochs=2, seed=i) for i, g in enumerate(parts)], GhostStrategy(8, 3, hidden=8,
+                                                                                                  seed=0)
+
+    _flower_equals_simulate(build, lambda strategy: 1)
+
+
+def test_ferret_runs_through_flower_like_simulate(no_process_left):
+    torch = pytest.importorskip("torch")
+    from icml25.federated.ferret import Ferret, FerretClient
+    from icml25.utils.nn import make_mlp
+
+    def model_fn():
+        return make_mlp([4, 8, 3], seed=0)
+
+    gen = torch.Generator().manual_seed(0)
+    X, y = torch.randn(32, 4, generator=gen), torch.randint(0, 3, (32,), generator=gen)
+
+    def build():
+        clients = [FerretClient(model_fn, X[i::2], y[i::2], K=8, lr=0.1, local_steps=2, batch_size=8, seed=i)
+                   for i in range(2)]
+        return clients, Ferret(model_fn(), K=8, server_lr=0.5)
+
+    _flower_equals_simulate(build)
+
+
+def test_lbi_fl_runs_through_flower_like_simulate(no_process_left):
+    torch = pytest.importorskip("torch")
+    from icml25.federated.lbi_fl import LBIFLClient, LBIFLStrategy, TeacherSchedulePolicy, lowbit_accuracy_evaluator
+    from icml25.federated.torch_clients import module_to_arrays
+    from icml25.utils.nn import make_mlp
+
+    def model_fn():
+        return make_mlp([8, 16, 2], seed=0)
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(60, 8, generator=gen)
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).long()
+
+    def build():
+        clients = [LBIFLClient(model_fn, X[i * 30:(i + 1) * 30], y[i * 30:(i + 1) * 30], seed=i) for i in range(2)]
+        return clients, LBIFLStrategy(module_to_arrays(model_fn()), TeacherSchedulePolicy(), rounds=2, n_clients=2,
+                                      itv=1, evaluate_fn=lowbit_accuracy_evaluator(model_fn, X, y))
+
+    flower, reference = _flower_equals_simulate(build)
+    assert flower.bits_log == reference.bits_log and flower.bitops == reference.bitops
+
+
+def test_can_fcl_runs_every_phase_through_flower_like_simulate(no_process_left):
+    pytest.importorskip("torch")
+    from icml25.federated.can_fcl import build_fcl, class_incremental_tasks, gaussian_mixture
+
+    X, y = gaussian_mixture(4, 8, 30, separation=6.0, seed=0)
+    tasks = class_incremental_tasks(X, y, 2, order_seed=None, seed=0)
+    small = {"rounds_per_task": 1, "local_epochs": 1, "gen_steps_per_class": 5, "buffer_size": 8, "gen_batch": 8}
+
+    def build():
+        clients, strategy, _ = build_fcl(tasks, "can", n_clients=2, seed=0, **small)
+        return clients, strategy
+
+    flower, reference = _flower_equals_simulate(build, lambda strategy: strategy.n_rounds)
+    assert [p for p, _, _ in flower.schedule] == ["train", "census", "synthesize", "replay", "train"]
+    assert flower.teachers == reference.teachers
+    np.testing.assert_array_equal(flower.acc_rows[1], reference.acc_rows[1])
