@@ -34,7 +34,7 @@ class Broken(Client):
     def fit(self, ins):
         if isinstance(self.reply, Exception):
             raise self.reply
-        return self.reply
+        return self.reply() if callable(self.reply) else self.reply
 
 
 def start(n=2):
@@ -82,10 +82,10 @@ def test_weighted_average_checks_layout():
 
 @pytest.mark.parametrize(("reply", "match"), [
     (RuntimeError("disk on fire"), "RuntimeError: disk on fire"),
-    (FitRes({"w": np.zeros(3, np.float32)}, 1), "shape"),
-    (FitRes({"w": np.full(2, np.nan, np.float32)}, 1), "NaN"),
-    (FitRes({"w": [0.0, 0.0]}, 1), "numpy array"),
-    (FitRes({"w": np.zeros(2, np.float32)}, -1), "num_examples"),
+    (lambda: FitRes({"w": np.zeros(3, np.float32)}, 1), "shape"),
+    (lambda: FitRes({"w": np.full(2, np.nan, np.float32)}, 1), "NaN"),
+    (lambda: FitRes({"w": [0.0, 0.0]}, 1), "numpy array"),
+    (lambda: FitRes({"w": np.zeros(2, np.float32)}, -1), "num_examples"),
     ({"w": np.zeros(2)}, "FitRes"),
 ])
 def test_failing_client_is_reported_and_round_goes_on(reply, match):

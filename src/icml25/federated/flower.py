@@ -254,7 +254,11 @@ class FlowerServer:
                                     dst_node_id=self.nodes[cid], message_type="train") for cid, ins in sent]
             replies = {m.metadata.src_node_id: m for m in grid.send_and_receive(messages, timeout=self.timeout)}
             for cid, _ in sent:
-                yield cid, _fit_reply(replies.get(self.nodes[cid]), self.nodes[cid], self.timeout)
+                try:
+                    reply = _fit_reply(replies.get(self.nodes[cid]), self.nodes[cid], self.timeout)
+                except Exception as exc:  # an unreadable reply is this client's failure
+                    reply = exc
+                yield cid, reply
 
         self.history = run_rounds(self.client_ids, self.strategy, self.rounds, transport, self.clients_per_round,
                                   self.seed, self.on_failure, self.ledger)

@@ -27,10 +27,18 @@ from icml25.federated.messages import (
     Scalar,
     check_arrays,
     check_fit_res,
+    check_scalars,
     deserialize,
 )
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = [
     "Client", "Strategy", "FedAvg", "ClientFailure", "RoundRecord", "History",
@@ -61,15 +69,21 @@ class Strategy(ABC):
         """The global arrays before round 1."""
 
     def fit_config(self, server_round: int) -> dict[str, Scalar]:
-        """Config sent to every client in ``server_round`` (default: the round number)."""
-        return {"round": server_round}
+        """Config sent to every client in ``server_round`` (int >= 0; default: the round number)."""
+        return {"round": check_scalar(server_round, "server_round", "int", min=0)}
 
     def configure_fit(self, server_round: int, arrays: Arrays, clients: Sequence[int]) -> dict[int, FitIns]:
-        """One ``FitIns`` per sampled client (default: the same arrays and config for all)."""
+        """One ``FitIns`` per sampled client (default: the same arrays and config for all).
+
+        ``clients`` is a sequence of client ids (ints >= 0; may be empty)."""
+        arrays = check_arrays(arrays, "arrays")
+        clients = check_sequence(clients, "clients", item=lambda c, n: check_scalar(c, n, "int", min=0))
         return {cid: FitIns(arrays, self.fit_config(server_round)) for cid in clients}
 
     def validate_fit(self, server_round: int, arrays: Arrays, res: FitRes) -> None:
         """Raise :class:`MalformedMessageError` if a reply cannot be aggregated (default: accept)."""
+        _check_hook(server_round, arrays)
+        check_instance(res, "res", FitRes)
         return None
 
     @abstractmethod
@@ -79,7 +93,26 @@ class Strategy(ABC):
 
     def evaluate(self, server_round: int, arrays: Arrays) -> dict[str, Scalar]:
         """Server-side evaluation of the global arrays after a round (default: nothing)."""
+        _check_hook(server_round, arrays)
         return {}
+
+
+def _check_hook(server_round: object, arrays: object) -> None:
+    check_scalar(server_round, "server_round", "int", min=0)
+    check_arrays(arrays, "arrays")
+
+
+def _check_results(results: object, failures: object) -> list[tuple[int, FitRes]]:
+    def pair(item: object, name: str) -> tuple[int, FitRes]:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"{name} must be a (client id, FitRes) pair, got {item!r}")
+        check_scalar(item[0], f"{name} client id", "int", min=0)
+        check_instance(item[1], f"{name} reply", FitRes)
+        return item
+
+    results = check_sequence(results, "results", min_len=1, item=pair)
+    check_sequence(failures, "failures", item=lambda f, n: check_instance(f, n, ClientFailure))
+    return results
 
 
 @dataclass(frozen=True)
@@ -116,7 +149,14 @@ class History:
         return [f for r in self.rounds for f in r.failures]
 
     def curve(self, metric: str) -> list[float]:
-        """Server-side evaluation metric per completed round."""
+        """Server-side evaluation metric per completed round (empty when nothing was evaluated).
+
+        A ``metric`` that no evaluated round reports raises ValueError naming the metrics there are.
+        """
+        check_instance(metric, "metric", str)
+        known = sorted({k for r in self.rounds for k in r.eval_metrics})
+        if known and metric not in known:
+            raise ValueError(f"metric must be one of the evaluated metrics {known}, got {metric!r}")
         return [float(r.eval_metrics[metric]) for r in self.rounds if metric in r.eval_metrics]
 
 
@@ -126,14 +166,19 @@ def sample_clients(n_clients: int, n_sampled: int | None, seed: Seed = None) -> 
     ``seed`` is an int, ``None`` or a ``numpy.random.Generator``; a Generator is drawn from (and advanced).
     """
     n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
-    if n_sampled is None or n_sampled == n_clients:
+    rng = as_generator(seed)
+    if n_sampled is None:
         return list(range(n_clients))
-    n_sampled = check_scalar(n_sampled, "clients_per_round", "int", min=1, max=n_clients)
-    return sorted(int(c) for c in as_generator(seed).choice(n_clients, size=n_sampled, replace=False))
+    n_sampled = check_scalar(n_sampled, "n_sampled", "int", min=1, max=n_clients)
+    if n_sampled == n_clients:
+        return list(range(n_clients))
+    return sorted(int(c) for c in rng.choice(n_clients, size=n_sampled, replace=False))
 
 
 def check_same_layout(reference: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray]) -> None:
     """Raise :class:`MalformedMessageError` unless ``arrays`` has the names and shapes of ``reference``."""
+    check_arrays(reference, "reference")
+    check_arrays(arrays, "arrays")
     if set(arrays) != set(reference):
         missing, extra = sorted(set(reference) - set(arrays)), sorted(set(arrays) - set(reference))
         raise MalformedMessageError(f"array names differ from the global model: missing {missing}, unexpected {extra}")
@@ -143,9 +188,19 @@ def check_same_layout(reference: Mapping[str, np.ndarray], arrays: Mapping[str, 
 
 
 def weighted_average(items: Sequence[tuple[Mapping[str, np.ndarray], float]]) -> Arrays:
-    """Average named arrays with weights (FedAvg uses the clients' example counts)."""
-    if not items:
-        raise ValueError("weighted_average needs at least one (arrays, weight) pair")
+    """Average named arrays with weights (FedAvg uses the clients' example counts).
+
+    ``items`` is a non-empty sequence of ``(arrays, weight)`` pairs, weights finite and >= 0
+    (all zero: a plain mean).
+    """
+    def pair(item: object, name: str) -> tuple[Mapping[str, np.ndarray], float]:
+        if not isinstance(item, tuple | list) or len(item) != 2:
+            raise TypeError(f"{name} must be an (arrays, weight) pair, got {item!r}")
+        check_arrays(item[0], f"{name} arrays")
+        check_scalar(item[1], f"{name} weight", "real")
+        return tuple(item)
+
+    items = check_sequence(items, "items", min_len=1, item=pair)
     weights = check_array([w for _, w in items], "weights", ndim=1, dtype=float)
     if np.any(weights < 0):
         raise ValueError(f"weights must be >= 0, got {weights.tolist()}")
@@ -170,23 +225,28 @@ class FedAvg(Strategy):
     def __init__(self, initial_arrays: Mapping[str, np.ndarray], config: Mapping[str, Scalar] | None = None,
                  evaluate_fn: Callable[[Arrays], dict[str, Scalar]] | None = None) -> None:
         self.initial_arrays = check_arrays(initial_arrays, "initial_arrays")
-        self.config = dict(config or {})
-        self.evaluate_fn = evaluate_fn
+        self.config = {} if config is None else check_scalars(config, "config")
+        self.evaluate_fn = None if evaluate_fn is None else check_callable(evaluate_fn, "evaluate_fn")
 
     def initialize(self) -> Arrays:
         return {k: v.copy() for k, v in self.initial_arrays.items()}
 
     def fit_config(self, server_round: int) -> dict[str, Scalar]:
-        return {"round": server_round, **self.config}
+        return {"round": check_scalar(server_round, "server_round", "int", min=0), **self.config}
 
     def validate_fit(self, server_round: int, arrays: Arrays, res: FitRes) -> None:
+        _check_hook(server_round, arrays)
+        check_instance(res, "res", FitRes)
         check_same_layout(arrays, res.arrays)
 
     def aggregate_fit(self, server_round, arrays, results, failures):
+        _check_hook(server_round, arrays)
+        results = _check_results(results, failures)
         new = weighted_average([(res.arrays, res.num_examples) for _, res in results])
         return new, {"clients": len(results), "examples": int(sum(res.num_examples for _, res in results))}
 
     def evaluate(self, server_round: int, arrays: Arrays) -> dict[str, Scalar]:
+        _check_hook(server_round, arrays)
         return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays))
 
 
@@ -284,8 +344,8 @@ def client_table(clients: object) -> dict[int, Client]:
     if not table:
         raise ValueError("clients must hold at least one client, got none")
     for cid, client in table.items():
-        if isinstance(cid, bool) or not isinstance(cid, int | np.integer):
-            raise TypeError(f"clients: client ids must be integers, got {cid!r}")
+        if isinstance(cid, bool) or not isinstance(cid, int | np.integer) or cid < 0:
+            raise TypeError(f"clients: client ids must be integers >= 0, got {cid!r}")
         check_instance(client, f"clients[{cid}]", Client, "an icml25.federated.Client")
     return {int(cid): client for cid, client in table.items()}
 
