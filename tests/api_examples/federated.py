@@ -88,7 +88,8 @@ EXAMPLES = {
         fed.unpack_uint, lambda: {"packed": fed.pack_uint(np.array([1, 3, 0, 2]), 2), "bits": 2, "count": 4},
         positive=("bits",)),
     "icml25.federated.sample_clients": Example(fed.sample_clients, {"n_clients": 4, "n_sampled": 2, "seed": 0},
-                                               positive=("n_clients", "n_sampled"), allow={"n_sampled": "none"}),
+                                               positive=("n_clients", "n_sampled"), allow={"n_sampled": "none"},
+                                               labels={"n_sampled": "clients_per_round"}),
     "icml25.federated.weighted_average": Example(
         fed.weighted_average, lambda: {"items": [(_w(), 1.0), ({"w": np.ones(2, np.float32)}, 3.0)]}),
     "icml25.federated.simulate": Example(

@@ -76,8 +76,10 @@ def test_fedavg_weights_by_examples_and_ledger_counts_bits():
 def test_weighted_average_checks_layout():
     with pytest.raises(MalformedMessageError, match="shape"):
         weighted_average([({"w": np.zeros(2)}, 1.0), ({"w": np.zeros(3)}, 1.0)])
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="items must have at least 1"):
         weighted_average([])
+    with pytest.raises(TypeError, match=r"items\[0\] must be an \(arrays, weight\) pair"):
+        weighted_average(["abc"])
 
 
 @pytest.mark.parametrize(("reply", "match"), [

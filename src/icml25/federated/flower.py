@@ -53,7 +53,6 @@ from icml25.federated.messages import (
     MalformedMessageError,
     check_arrays,
     check_fit_res,
-    check_scalars,
 )
 from icml25.federated.simulation import (
     Client,
@@ -118,7 +117,8 @@ def client_app(client_fn: Callable[[int], Client]):
 
     ``client_fn`` is called once per node with the node's ``partition-id``; the client then stays
     in the node's ``Context.state`` between messages.  Handles ``query`` (replies the partition
-    id), ``train`` (``Client.fit``) and ``evaluate`` (``Client.evaluate``).  A client that raises
+    id) and ``train`` (``Client.fit``), the messages of the runtime's round loop (which evaluates on
+    the server, as :func:`~icml25.federated.simulation.simulate` does).  A client that raises
     or replies with a malformed ``FitRes`` answers with the error text instead of arrays.
     """
     flwr = _message_api()
@@ -129,42 +129,26 @@ def client_app(client_fn: Callable[[int], Client]):
     def reply(msg, records):
         return app_types.Message(app_types.RecordDict(records), reply_to=msg)
 
-    def failed(msg, exc):
-        return reply(msg, {"error": app_types.ConfigRecord({"error": f"{type(exc).__name__}: {exc}"})})
-
     @app.query()
     def query(msg, context):
         partition = context.node_config.get("partition-id", -1)
         return reply(msg, {"node": app_types.ConfigRecord({"partition-id": int(partition)})})
 
-    def run(msg, context, action):
+    @app.train()
+    def train(msg, context):
         client = None
         try:
             client = _node_client(context, client_fn)
             arrays = {name: a.numpy() for name, a in msg.content["arrays"].items()}
-            return action(client, arrays, dict(msg.content["config"]))
+            res = check_fit_res(client.fit(FitIns(arrays, dict(msg.content["config"]))))
+            records = {"arrays": _array_record(res.arrays), "metrics": _config_record(res.metrics),
+                       "reply": app_types.ConfigRecord({"num_examples": int(res.num_examples)})}
         except Exception as exc:  # the client's error goes back to the server as its reply
-            return failed(msg, exc)
+            records = {"error": app_types.ConfigRecord({"error": f"{type(exc).__name__}: {exc}"})}
         finally:
-            if client is not None:
+            if client is not None:  # the client, changed by fit, stays on its node for the next round
                 context.state[_STATE_KEY] = app_types.ConfigRecord({"client": _dumps(client)})
-
-    @app.train()
-    def train(msg, context):
-        def fit(client, arrays, config):
-            res = check_fit_res(client.fit(FitIns(arrays, config)))
-            return reply(msg, {"arrays": _array_record(res.arrays), "metrics": _config_record(res.metrics),
-                               "reply": app_types.ConfigRecord({"num_examples": int(res.num_examples)})})
-        return run(msg, context, fit)
-
-    @app.evaluate()
-    def evaluate(msg, context):
-        def evaluate_(client, arrays, config):
-            res = client.evaluate(EvaluateIns(arrays, config))
-            return reply(msg, {"metrics": _config_record(check_scalars(res.metrics, "EvaluateRes.metrics")),
-                               "reply": app_types.ConfigRecord({"loss": float(res.loss),
-                                                                "num_examples": int(res.num_examples)})})
-        return run(msg, context, evaluate_)
+        return reply(msg, records)
 
     return app
 

@@ -163,13 +163,15 @@ class History:
 def sample_clients(n_clients: int, n_sampled: int | None, seed: Seed = None) -> list[int]:
     """``n_sampled`` distinct client ids out of ``range(n_clients)``, sorted (all when None).
 
+    ``n_sampled`` is simulate's ``clients_per_round`` (an int in [1, n_clients]); messages call it so.
+
     ``seed`` is an int, ``None`` or a ``numpy.random.Generator``; a Generator is drawn from (and advanced).
     """
     n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
     rng = as_generator(seed)
     if n_sampled is None:
         return list(range(n_clients))
-    n_sampled = check_scalar(n_sampled, "n_sampled", "int", min=1, max=n_clients)
+    n_sampled = check_scalar(n_sampled, "clients_per_round", "int", min=1, max=n_clients)
     if n_sampled == n_clients:
         return list(range(n_clients))
     return sorted(int(c) for c in rng.choice(n_clients, size=n_sampled, replace=False))
