@@ -1,4 +1,7 @@
-"""Flower adapter (optional extra ``icml25[flower]``, flwr >= 1.10): run any runtime strategy in Flower.
+"""Flower adapter (optional extra ``icml25[flower]``): run any runtime strategy in Flower.
+
+The Message API needs a Flower with ``flwr.app``, ``flwr.serverapp`` and ``flwr.clientapp``
+(tested with flwr 1.42); the legacy wrappers use the older ``flwr.client`` / ``flwr.server`` API.
 
 Message API (Flower's current ``ServerApp`` / ``ClientApp``)
 -----------------------------------------------------------
@@ -63,8 +66,15 @@ from icml25.federated.simulation import (
     client_table,
     run_rounds,
 )
-from icml25.utils.random import Seed
-from icml25.utils.validation import check_bool, check_callable, check_choice, check_instance, check_scalar
+from icml25.utils.random import Seed, check_seed
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = ["NAMES_KEY", "client_app", "FlowerServer", "run_flower_simulation",
            "to_flower_client", "FlowerStrategy", "drive_in_process"]
@@ -79,7 +89,8 @@ def _message_api():
         import flwr.clientapp
         import flwr.serverapp
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("the Flower adapter needs flwr >= 1.10: pip install 'icml25[flower]'") from exc
+        raise ImportError("the Flower Message API adapter needs a flwr with flwr.app, flwr.serverapp and "
+                          "flwr.clientapp (tested with 1.42): pip install -U 'icml25[flower]'") from exc
     return flwr
 
 
@@ -182,16 +193,16 @@ class FlowerServer:
         self.n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
         if clients_per_round is not None:
             clients_per_round = check_scalar(clients_per_round, "clients_per_round", "int", min=1, max=n_clients)
-        self.clients_per_round, self.seed = clients_per_round, seed
+        self.clients_per_round, self.seed = clients_per_round, check_seed(seed)
         self.on_failure = check_choice(on_failure, "on_failure", ("skip", "stop"))
         if ledger is not None:
             check_instance(ledger, "ledger", CommunicationLedger)
         self.ledger = ledger
         if client_ids is None:
             client_ids = range(n_clients)
-        ids = [check_scalar(c, "client_ids", "int") for c in client_ids]
+        ids = check_sequence(client_ids, "client_ids", item=lambda c, name: check_scalar(c, name, "int", min=0))
         if len(ids) != n_clients or len(set(ids)) != n_clients:
-            raise ValueError(f"client_ids must be {n_clients} distinct ints (n_clients), got {list(client_ids)!r}")
+            raise ValueError(f"client_ids must be {n_clients} distinct ints >= 0 (n_clients), got {ids!r}")
         self.client_ids = ids
         self.timeout = check_scalar(timeout, "timeout", "real", min=0.0, inclusive="neither")
         self.history: History | None = None
@@ -298,6 +309,8 @@ def run_flower_simulation(clients: Sequence[Client] | Mapping[int, Client], stra
     return server.history
 
 
+
+# --- legacy API: flwr's NumPyClient / Strategy --------------------------------------------------------------
 
 def _flwr():
     try:
