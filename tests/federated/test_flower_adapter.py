@@ -154,14 +154,15 @@ def test_message_api_run_equals_simulate_with_state_failures_and_ids(no_process_
         return {3: Counting(1.0, 1), 5: Raises(), 8: Counting(2.0, 3), 9: WrongShape()}
 
     reference = simulate(make(), FedAvg(scalar_initial()), rounds=2, clients_per_round=3, seed=1)
-    flower = run_flower_simulation(make(), FedAvg(scalar_initial()), rounds=2, clients_per_round=3, seed=1)
+    flower = run_flower_simulation(make(), FedAvg(scalar_initial()), rounds=2, clients_per_round=3, seed=1,
+                                   num_cpus=1)
     _same_history(flower, reference)
     assert flower.arrays["b"].shape == () and {f.error for f in flower.failures} >= {"RuntimeError: client crashed"}
 
 
 def test_message_api_raises_when_every_client_fails(no_process_left):
     with pytest.raises(RoundFailedError, match="round 1: no client .*client 0: RuntimeError: client crashed"):
-        run_flower_simulation([Raises(), Raises()], FedAvg(scalar_initial()), rounds=2)
+        run_flower_simulation([Raises(), Raises()], FedAvg(scalar_initial()), rounds=2, num_cpus=1)
 
 
 class _Reply:
