@@ -1,5 +1,6 @@
 """Diffusion models: schedules and DDIM/DDPM steps in diffusers' conventions, the DDPM <-> stochastic
-localization map, exact Gaussian-mixture denoisers and a small learned denoiser.
+localization map, exact Gaussian-mixture denoisers, a small learned denoiser, and autospeculative
+decoding (:mod:`icml25.diffusion.autospeculative_ddpm`).
 
 Everything here needs the ``torch`` extra (diffusers interop: the ``diffusion`` extra); the names are
 imported lazily, so ``import icml25.diffusion`` itself works without PyTorch.
@@ -39,6 +40,12 @@ _EXPORTS = {
     "TinyDenoiser": "icml25.diffusion.denoiser",
     "timestep_embedding": "icml25.diffusion.denoiser",
     "train_denoiser": "icml25.diffusion.denoiser",
+    "ASDStats": "icml25.diffusion.autospeculative_ddpm",
+    "asd_sample": "icml25.diffusion.autospeculative_ddpm",
+    "sl_sample_sequential": "icml25.diffusion.autospeculative_ddpm",
+    "reflection_coupling": "icml25.diffusion.autospeculative_ddpm",
+    "uniform_sl_grid": "icml25.diffusion.autospeculative_ddpm",
+    "ddpm_sl_grid": "icml25.diffusion.autospeculative_ddpm",
     "as_model": "icml25.diffusion.interop",
     "scheduler_alphas": "icml25.diffusion.interop",
     "scheduler_prediction_type": "icml25.diffusion.interop",

@@ -97,12 +97,17 @@ class GaussianMixture:
         """``m(y, t) = E[x0 | y_t = y]`` under SL (``t >= 0`` per sample; ``m(·, 0) = E[x0]``)."""
         z = self._check_points(y, "y")
         t = per_sample(t, "t", z.shape[0], low=0.0, low_open=False, high=float("inf"), high_open=True, of="y")
-        out = self.mean().expand(z.shape[0], -1).clone()
         live = t > 0
+        if bool(live.all()):
+            return self._sl_mix(z, t).to(y.dtype)
+        out = self.mean().expand(z.shape[0], -1).clone()
         if bool(live.any()):
-            tl, s2 = t[live][:, None], self.stds[None] ** 2
-            out[live] = self._mix(z[live], t[live], tl**2 * s2 + tl, s2 / (tl * s2 + 1))
+            out[live] = self._sl_mix(z[live], t[live])
         return out.to(y.dtype)
+
+    def _sl_mix(self, z: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        tl, s2 = t[:, None], self.stds[None] ** 2
+        return self._mix(z, t, tl**2 * s2 + tl, s2 / (tl * s2 + 1))
 
     def denoise(self, x: torch.Tensor, abar: Any) -> torch.Tensor:
         """``E[x0 | x_s = x]`` at DDPM level ``ᾱ`` in (0, 1] per sample (Tweedie's posterior mean)."""

@@ -88,11 +88,15 @@ class DenoiserPosterior:
 
     ``t`` must be SL times of the schedule's timesteps (``ddpm_to_sl(alphas_cumprod)[s]``, matched to
     a relative 1e-6); ``mean_at_zero`` is ``m(0, 0) = E[x0]``, used where ``t == 0`` (the SL start,
-    which no DDPM timestep reaches).
+    which no DDPM timestep reaches). ``dtype`` is the dtype the model is called in (default: that of
+    ``y``); the mean comes back in ``y``'s dtype.
     """
 
     def __init__(self, model: EpsModel, alphas_cumprod: torch.Tensor, prediction_type: str = "epsilon",
-                 mean_at_zero: torch.Tensor | None = None) -> None:
+                 mean_at_zero: torch.Tensor | None = None, dtype: torch.dtype | None = None) -> None:
+        if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise TypeError(f"dtype must be a floating torch.dtype or None, got {dtype!r}")
+        self.dtype = dtype
         self.model = check_callable(model, "model")
         self.alphas_cumprod = check_alphas_cumprod(alphas_cumprod)
         self.prediction_type = check_choice(prediction_type, "prediction_type", ("epsilon", "sample", "v_prediction"))
@@ -134,7 +138,7 @@ class DenoiserPosterior:
             steps = self.timesteps(t[rest])
             a = self.alphas_cumprod[steps]
             x = y_to_x(y[rest], a)
-            pred = self.model(x, steps)
+            pred = self.model(x if self.dtype is None else x.to(self.dtype), steps)
             pred = getattr(pred, "sample", pred)
             out[rest] = to_x0(pred.to(y.dtype), x, a, self.prediction_type)
         return out
