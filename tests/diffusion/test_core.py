@@ -175,3 +175,21 @@ def test_tiny_denoiser_learns_and_leaves_the_global_rng_alone():
 def test_bad_input_is_rejected(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_posterior_samples_average_to_the_posterior_mean():
+    gm = GaussianMixture([0.4, 0.6], [[-1.0, 0.0], [1.0, 1.0]], [0.3, 0.6])
+    y = torch.tensor([[0.2, 0.3]], dtype=torch.float64).expand(200_000, 2)
+    draws = gm.sample_posterior(y, 0.8, seed=0)
+    assert torch.allclose(draws.mean(0), gm.posterior_mean(y[:1], 0.8)[0], atol=0.01)
+    prior = gm.sample_posterior(torch.zeros(50_000, 2, dtype=torch.float64), 0.0, seed=1)  # y_0 = 0: the prior
+    assert torch.allclose(prior.mean(0), gm.mean(), atol=0.02)
+
+
+def test_mmd_test_tells_equal_from_shifted_samples():
+    from icml25.diffusion.metrics import mmd_test
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(300, 2)), rng.normal(size=(300, 2))
+    assert mmd_test(a, b, n_permutations=100, seed=0)[1] > 0.05
+    assert mmd_test(a, b + 0.5, n_permutations=100, seed=0)[1] < 0.02

@@ -109,6 +109,24 @@ class GaussianMixture:
         tl, s2 = t[:, None], self.stds[None] ** 2
         return self._mix(z, t, tl**2 * s2 + tl, s2 / (tl * s2 + 1))
 
+    def sample_posterior(self, y: torch.Tensor, t: Any, seed: Seed = None) -> torch.Tensor:
+        """One draw of ``x0 ~ p(x0 | y_t = y)`` per row (SL; the posterior is again a Gaussian mixture)."""
+        z = self._check_points(y, "y")
+        t = per_sample(t, "t", z.shape[0], low=0.0, low_open=False, high=float("inf"), high_open=True, of="y")
+        g = torch_generator(seed)
+        tl, s2 = t[:, None], self.stds[None] ** 2
+        var, gain = tl**2 * s2 + tl, s2 / (tl * s2 + 1)
+        diff = z[:, None, :] - t[:, None, None] * self.means[None]
+        logw = self.weights.log()[None] - 0.5 * self.dim * torch.where(var > 0, var, 1.0).log() \
+            - 0.5 * (diff**2).sum(-1) / torch.where(var > 0, var, 1.0)
+        logw = torch.where(t[:, None] > 0, logw, self.weights.log()[None])
+        k = torch.multinomial(torch.softmax(logw, 1), 1, generator=g).squeeze(1) if z.shape[0] else \
+            torch.zeros(0, dtype=torch.long)
+        rows = torch.arange(z.shape[0])
+        mean = self.means[k] + gain[rows, k][:, None] * diff[rows, k]
+        std = (s2[0, k] / (t * s2[0, k] + 1)).sqrt()
+        return (mean + std[:, None] * torch.randn(z.shape, generator=g, dtype=torch.float64)).to(y.dtype)
+
     def denoise(self, x: torch.Tensor, abar: Any) -> torch.Tensor:
         """``E[x0 | x_s = x]`` at DDPM level ``ᾱ`` in (0, 1] per sample (Tweedie's posterior mean)."""
         z = self._check_points(x, "x")
