@@ -1,6 +1,7 @@
 """Diffusion models: schedules and DDIM/DDPM steps in diffusers' conventions, the DDPM <-> stochastic
 localization map, exact Gaussian-mixture denoisers, a small learned denoiser, and autospeculative
-decoding (:mod:`icml25.diffusion.autospeculative_ddpm`).
+decoding (:mod:`icml25.diffusion.autospeculative_ddpm`) and EasyInv's DDIM inversion
+(:mod:`icml25.diffusion.easyinv`).
 
 Everything here needs the ``torch`` extra (diffusers interop: the ``diffusion`` extra); the names are
 imported lazily, so ``import icml25.diffusion`` itself works without PyTorch.
@@ -46,6 +47,14 @@ _EXPORTS = {
     "reflection_coupling": "icml25.diffusion.autospeculative_ddpm",
     "uniform_sl_grid": "icml25.diffusion.autospeculative_ddpm",
     "ddpm_sl_grid": "icml25.diffusion.autospeculative_ddpm",
+    "EasyInvHook": "icml25.diffusion.easyinv",
+    "InversionStats": "icml25.diffusion.easyinv",
+    "NoisyEps": "icml25.diffusion.easyinv",
+    "ddim_invert": "icml25.diffusion.easyinv",
+    "fixed_point_invert": "icml25.diffusion.easyinv",
+    "renoise_invert": "icml25.diffusion.easyinv",
+    "ddim_reconstruct": "icml25.diffusion.easyinv",
+    "mmd_test": "icml25.diffusion.metrics",
     "as_model": "icml25.diffusion.interop",
     "scheduler_alphas": "icml25.diffusion.interop",
     "scheduler_prediction_type": "icml25.diffusion.interop",
