@@ -55,6 +55,7 @@ _EXPORTS = {
     "renoise_invert": "icml25.diffusion.easyinv",
     "ddim_reconstruct": "icml25.diffusion.easyinv",
     "mmd_test": "icml25.diffusion.metrics",
+    "image_scores": "icml25.diffusion.metrics",
     "as_model": "icml25.diffusion.interop",
     "scheduler_alphas": "icml25.diffusion.interop",
     "scheduler_prediction_type": "icml25.diffusion.interop",

@@ -1,4 +1,4 @@
-"""Sample-quality statistics for diffusion samplers: a kernel two-sample test.
+"""Quality statistics for diffusion samplers and inversions: a kernel two-sample test, MSE / PSNR / SSIM.
 
 ``mmd_test`` is the permutation test of Gretton et al., "A Kernel Two-Sample Test" (JMLR 2012), with
 the biased (V-statistic) MMD² and a Gaussian kernel whose bandwidth is the median pairwise distance
@@ -15,7 +15,7 @@ import numpy as np
 from icml25.utils import check_array, check_scalar
 from icml25.utils.random import Seed, as_generator
 
-__all__ = ["mmd_test"]
+__all__ = ["image_scores", "mmd_test"]
 
 
 def _mmd2(k: np.ndarray, n: int) -> float:
@@ -50,3 +50,28 @@ def mmd_test(x: Any, y: Any, n_permutations: int = 200, max_samples: int = 1000,
         p = rng.permutation(len(z))
         exceed += _mmd2(k[np.ix_(p, p)], n) >= observed
     return observed, (1 + exceed) / (1 + n_permutations)
+
+
+def image_scores(reference: Any, estimate: Any, data_range: float = 2.0) -> dict[str, np.ndarray]:
+    """Per image: ``mse``, ``psnr`` (dB) and ``ssim`` of ``estimate`` against ``reference`` (B, H, W) or (B, 1, H, W).
+
+    PSNR and SSIM are scikit-image's (``skimage.metrics``; SSIM with a 7x7 window, or the image size
+    if smaller and odd), with ``data_range`` the span of the pixel values (2 for images in [-1, 1]).
+    """
+    from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+    ref = check_array(reference, "reference", ndim=(3, 4), dtype=float, min_len=1)
+    est = check_array(estimate, "estimate", ndim=(3, 4), dtype=float)
+    if ref.shape != est.shape:
+        raise ValueError(f"estimate must have the shape of reference {ref.shape}, got {est.shape}")
+    data_range = check_scalar(data_range, "data_range", "real", min=0.0, inclusive="neither")
+    if ref.ndim == 4:
+        if ref.shape[1] != 1:
+            raise ValueError(f"reference must have one channel, got shape {ref.shape}")
+        ref, est = ref[:, 0], est[:, 0]
+    win = min(7, min(ref.shape[1:]) - (1 - min(ref.shape[1:]) % 2))
+    mse = ((ref - est) ** 2).mean(axis=(1, 2))
+    psnr = np.array([peak_signal_noise_ratio(r, e, data_range=data_range) for r, e in zip(ref, est, strict=True)])
+    ssim = np.array([structural_similarity(r, e, data_range=data_range, win_size=win)
+                     for r, e in zip(ref, est, strict=True)])
+    return {"mse": mse, "psnr": psnr, "ssim": ssim}
