@@ -123,8 +123,9 @@ class _Counted:
     """The model in ``dtype`` (a module is copied and cast; a plain callable gets its input and output
     rounded), returning a tensor in the latent's dtype; counts its calls."""
 
-    def __init__(self, model: EpsModel, dtype: torch.dtype | None) -> None:
+    def __init__(self, model: EpsModel, dtype: torch.dtype | None, name: str) -> None:
         check_callable(model, "model")
+        self.name = name
         if dtype is not None and dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(map(str, DTYPES))} or None, got {dtype!r}")
         self.model = copy.deepcopy(model).to(dtype) if dtype is not None and isinstance(model, nn.Module) else model
@@ -137,7 +138,7 @@ class _Counted:
         try:
             out = self.model(x, torch.full((z.shape[0],), t, dtype=torch.int64, device=z.device))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"model cannot take x0 of shape {tuple(z.shape)}: {exc}") from exc
+            raise ValueError(f"model cannot take {self.name} of shape {tuple(z.shape)}: {exc}") from exc
         out = getattr(out, "sample", out)
         if not isinstance(out, torch.Tensor) or out.shape != z.shape:
             raise ValueError(f"model must return a tensor shaped like its input {tuple(z.shape)}, got "
@@ -170,7 +171,7 @@ def _check(model, x, alphas_cumprod, n_steps, hook, prediction_type, spacing, dt
         check_callable(hook, "hook")
     check_choice(prediction_type, "prediction_type", PREDICTION_TYPES)
     check_choice(spacing, "spacing", ("leading", "trailing", "linspace"))
-    return _Counted(model, dtype), abar, n_steps
+    return _Counted(model, dtype, name), abar, n_steps
 
 
 def _finite(z: torch.Tensor, step: int) -> torch.Tensor:
