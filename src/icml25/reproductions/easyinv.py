@@ -46,6 +46,7 @@ from icml25.harness.timing import interleaved_seconds
 
 CLAIM_PAR = "on par with DDIM inversion for an accurate model: best window's error <= 1.05 x DDIM"
 CLAIM_PRECISION = "better than DDIM inversion under limited precision: error <= 0.7 x DDIM"
+CLAIM_LEARNED = "learned digits bed under limited precision (bfloat16, under-trained): PSNR >= DDIM's - 0.3 dB"
 CLAIM_CALLS = "EasyInv costs exactly N network calls, the iterative methods >= 2.5 x as many"
 CLAIM_SPEED = "EasyInv is >= 2.5x faster than fixed-point and ReNoise inversion in wall-clock"
 CLAIM_PLUGIN = "plug-in: the EasyInv hook on fixed-point inversion keeps its calls and is within 5 % of its error"
@@ -58,6 +59,14 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch", "diffusion"),
+    known_misses={
+        CLAIM_PAR: "the aggregation perturbs an exact inversion in every window; the least harmful window chosen on "
+                   "validation points still costs 7-70 % more error on the test points",
+        CLAIM_PRECISION: "at the smallest injected error (σ = 0.05) with N = 50 the gain is seed-dependent "
+                         "(0.53-1.62 x DDIM); the other three settings hold (0.18-0.59 x)",
+        CLAIM_LEARNED: "DDIM inversion of the small digits model is accurate in bfloat16 and when under-trained, so "
+                       "the default window only adds its bias (about -7 to -9 dB)",
+    },
 )
 
 ABAR = make_alphas_cumprod(1000)
@@ -154,8 +163,8 @@ def reproduce(run: Run) -> Result:
         analytic = _analytic(seed, sz)
         run.progress((i + 0.5) / len(run.seeds), f"seed {seed}: learned digits bed")
         per_seed.append({"seed": seed, "analytic": analytic, "learned": _learned(seed, sz)})
-    claims = [_claim_par(per_seed), _claim_precision(per_seed), _claim_calls(per_seed), _claim_speed(per_seed),
-              _claim_plugin(per_seed)]
+    claims = [_claim_par(per_seed), _claim_precision(per_seed), _claim_learned(per_seed), _claim_calls(per_seed),
+              _claim_speed(per_seed), _claim_plugin(per_seed)]
     figures = [_error_figure(run, per_seed), _images_figure(run, per_seed[0]["learned"])]
     return Result(metrics=_metrics(per_seed), claims=claims, figures=figures)
 
@@ -183,9 +192,6 @@ def _claim_precision(per_seed: list[dict]) -> Claim:
     keys = [f"sigma={s},N={n}" for s, n in itertools.product(SIGMAS, STEPS)]
     ratio = {k: summary(_ratios(per_seed, lambda a, k=k: a["precision"][k]["easyinv"] / a["precision"][k]["ddim"]))
              for k in keys}
-    learned = {f"{setting}: PSNR easyinv - ddim (dB)": summary(
-        [s["learned"][f"{setting}/easyinv"]["psnr"] - s["learned"][f"{setting}/ddim"]["psnr"] for s in per_seed])
-        for setting in ("fp32", "bfloat16", "under_trained")}
     bf16 = summary(_ratios(per_seed, lambda a: a["precision"]["bfloat16,N=50"]["easyinv"]
                            / a["precision"]["bfloat16,N=50"]["ddim"]))
     return Claim(
@@ -193,9 +199,28 @@ def _claim_precision(per_seed: list[dict]) -> Claim:
         criterion="analytic bed with N(0, σ²) error on every ε call, σ in {0.05, 0.15}, N in {20, 50}, default "
                   "window 0.05 / 0.2: MSE(EasyInv) <= 0.7 x MSE(DDIM) at every setting and seed",
         paper="better than DDIM inversion especially when the model's precision is limited (abstract)",
-        measured={"easyinv_over_ddim": ratio, "bfloat16_easyinv_over_ddim": bf16, "learned_bed": learned},
+        measured={"easyinv_over_ddim": ratio, "bfloat16_easyinv_over_ddim": bf16},
         baseline={k: summary(_ratios(per_seed, lambda a, k=k: a["precision"][k]["ddim"])) for k in keys},
         holds=all(max(r["values"]) <= 0.7 for r in ratio.values()),
+    )
+
+
+def _claim_learned(per_seed: list[dict]) -> Claim:
+    def gap(setting: str, metric: str) -> dict:
+        return summary([s["learned"][f"{setting}/easyinv"][metric] - s["learned"][f"{setting}/ddim"][metric]
+                        for s in per_seed])
+
+    psnr = {setting: gap(setting, "psnr") for setting in ("bfloat16", "under_trained")}
+    return Claim(
+        text=CLAIM_LEARNED,
+        criterion="digits DDPM, N = 50, default window: mean PSNR(EasyInv) - PSNR(DDIM) >= -0.3 dB in bfloat16 and "
+                  "with the under-trained checkpoint, every seed",
+        paper="equal or better reconstructions with a half-precision Stable Diffusion (Tables 1-2)",
+        measured={"psnr_gain_db": psnr, "ssim_gain": {k: gap(k, "ssim") for k in ("bfloat16", "under_trained")},
+                  "fp32_psnr_gain_db": gap("fp32", "psnr")},
+        baseline={f"ddim_psnr_{k}": summary([s["learned"][f"{k}/ddim"]["psnr"] for s in per_seed])
+                  for k in ("fp32", "bfloat16", "under_trained")},
+        holds=min(min(v["values"]) for v in psnr.values()) >= -0.3,
     )
 
 
