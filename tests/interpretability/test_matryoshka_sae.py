@@ -106,7 +106,7 @@ def test_bad_input_raises(bad, err, match):
 
 def test_decode_checks_shape_and_width():
     sae = BatchTopKSAE(8, 16, 2)
-    with pytest.raises(ValueError, match=r"shape \(batch, 16\)"):
+    with pytest.raises(ValueError, match=r"shape \(batch >= 1, 16\)"):
         sae.decode(torch.zeros(3, 15))
     with pytest.raises(ValueError, match=r"width must be an integer in \[1, 16\], got 17"):
         sae.decode(torch.zeros(3, 16), width=17)
