@@ -42,7 +42,7 @@ _laplace = _released(p.LaplaceMultipleRelease, {"epsilon": 1.0}, {"epsilon": 0.5
 _poisson = _released(p.PoissonMultipleRelease, {"lam": 2.0}, {"lam": 4.0})
 
 
-def _family_examples(cls, name, level, x, z, *, int_noise=False, level_name):
+def _family_examples(cls, name, level, x, z, *, int_noise=False):
     """The sampler-hook entries of one noise family (levels 1 < 2 < 4, elementwise over small arrays)."""
     fam = cls()
     key = f"icml25.privacy.{name}"
@@ -68,8 +68,7 @@ def _family_examples(cls, name, level, x, z, *, int_noise=False, level_name):
                                  paired=[("z_lo", "z_hi")]),
         f"{key}.output": Example(lambda **kw: fam.output(**kw), lambda: {"x": x.copy(), "z": zs()},
                                  paired=[("x", "z")]),
-        f"{key}.check_level": Example(lambda **kw: fam.check_level(**kw), {"level": level}, positive=["level"],
-                                      labels={"level": level_name}),
+        f"{key}.check_level": Example(lambda **kw: fam.check_level(**kw), {"level": level}, positive=["level"]),
     }
 
 
@@ -95,19 +94,18 @@ EXAMPLES = {
     "icml25.privacy.GaussianFamily": Example(p.GaussianFamily, {"l2_sensitivity": 1.0}, positive=["l2_sensitivity"]),
     "icml25.privacy.GaussianFamily.rho": Example(lambda **kw: p.GaussianFamily().rho(**kw), {"s": 2.0},
                                                  positive=["s"]),
-    **_family_examples(p.GaussianFamily, "GaussianFamily", 2.0, _X, np.array([0.1, -0.2, 0.3]), level_name="variance"),
+    **_family_examples(p.GaussianFamily, "GaussianFamily", 2.0, _X, np.array([0.1, -0.2, 0.3])),
     "icml25.privacy.LaplaceFamily": Example(p.LaplaceFamily, {"l1_sensitivity": 1.0, "grid_bits": 20},
                                             positive=["l1_sensitivity"], allow={"grid_bits": "neg"}),
     "icml25.privacy.LaplaceFamily.epsilon": Example(lambda **kw: p.LaplaceFamily().epsilon(**kw), {"b": 2.0},
                                                     positive=["b"]),
     "icml25.privacy.LaplaceFamily.scale_for_epsilon": Example(
         lambda **kw: p.LaplaceFamily().scale_for_epsilon(**kw), {"epsilon": 0.5}, positive=["epsilon"]),
-    **_family_examples(p.LaplaceFamily, "LaplaceFamily", 2.0, _X, np.array([0.1, -0.2, 0.3]), level_name="scale"),
+    **_family_examples(p.LaplaceFamily, "LaplaceFamily", 2.0, _X, np.array([0.1, -0.2, 0.3])),
     "icml25.privacy.PoissonFamily": Example(p.PoissonFamily, {"sensitivity": 1}, positive=["sensitivity"]),
     "icml25.privacy.PoissonFamily.delta": Example(lambda **kw: p.PoissonFamily().delta(**kw),
                                                   {"s": 5.0, "epsilon": 1.0}, positive=["s", "epsilon"]),
-    **_family_examples(p.PoissonFamily, "PoissonFamily", 2.0, _COUNTS, np.array([1, 0, 2]), int_noise=True,
-                       level_name="rate"),
+    **_family_examples(p.PoissonFamily, "PoissonFamily", 2.0, _COUNTS, np.array([1, 0, 2]), int_noise=True),
     # release engines
     "icml25.privacy.MultipleRelease": Example(p.MultipleRelease,
                                               lambda: {"x": _X.copy(), "family": p.GaussianFamily(), "seed": 0},
@@ -116,7 +114,7 @@ EXAMPLES = {
                                                       lambda: {"x": _X.copy(), "l2_sensitivity": 1.0, "seed": 0},
                                                       positive=["l2_sensitivity"], allow=_ANY_SHAPE),
     "icml25.privacy.GaussianMultipleRelease.release": Example(lambda **kw: _gauss().release(**kw), {"level": 0.7},
-                                                              positive=["level"], labels={"level": "variance"}),
+                                                              positive=["level"]),
     "icml25.privacy.GaussianMultipleRelease.subset_rho": Example(lambda **kw: _gauss().subset_rho(**kw),
                                                                  {"indices": [0, 1]}),
     "icml25.privacy.GaussianMultipleRelease.subset_privacy": Example(lambda **kw: _gauss().subset_privacy(**kw),

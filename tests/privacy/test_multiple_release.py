@@ -378,7 +378,7 @@ def test_exact_laplace_releases_a_scalar(x):
 @pytest.mark.parametrize("level", [0, -1.0, math.inf, math.nan])
 def test_bad_levels_are_rejected(level):
     g = MultipleRelease(np.zeros(2), GaussianFamily(), seed=0)
-    with pytest.raises(ValueError, match=r"variance must be a real number in \(0, inf\)"):
+    with pytest.raises(ValueError, match=r"level \(variance\) must be a real number in \(0, inf\)"):
         g.release(level)
 
 

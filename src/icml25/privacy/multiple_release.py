@@ -129,7 +129,7 @@ class NoiseFamily(ABC):
 
     def check_level(self, level: object) -> Level:
         """Validate a noise level (finite, > 0) and return it in the family's internal number type."""
-        return check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        return check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
 
     @abstractmethod
     def sample(self, s: Level, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -260,7 +260,7 @@ class LaplaceFamily(NoiseFamily):
         return _object_ints(scaled)
 
     def check_level(self, level):
-        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
         return Fraction(level) if self.exact else value
 
     def epsilon(self, b: Level) -> float:
@@ -366,7 +366,7 @@ class PoissonFamily(NoiseFamily):
         return arr.astype(np.int64)
 
     def check_level(self, level):
-        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
         return Fraction(level) if self.exact else value
 
     def delta(self, s: Level, epsilon: float) -> float:
