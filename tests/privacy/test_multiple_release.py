@@ -457,3 +457,12 @@ def test_statistics_of_one_level_reject_bad_levels():
     engine.release(lam=2.0)
     with pytest.raises(TypeError, match="indices must be a sequence"):
         engine.subset_delta(None, 1.0)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_poisson_releases_a_scalar_count_in_any_order(exact):
+    """issue 19: a backward or bridge step on a 0-d count raised AttributeError ('int' has no 'astype')."""
+    engine = PoissonMultipleRelease(3, exact=exact, seed=0)
+    for lam in (2.0, 1.0, 1.5, 4.0):
+        y = engine.release(lam=lam)
+        assert y.shape == () and y.dtype == np.int64 and y >= 3

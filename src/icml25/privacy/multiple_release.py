@@ -402,7 +402,7 @@ class PoissonFamily(NoiseFamily):
 
     def _binomial(self, n: np.ndarray, p: Level, rng: np.random.Generator) -> np.ndarray:
         if not self.exact:
-            return rng.binomial(n, float(p)).astype(np.int64)
+            return np.asarray(rng.binomial(n, float(p)), dtype=np.int64)  # a 0-d n gives a Python int
         src = _Bits(rng)
         out = [_binomial_exact(rng, src, int(k), Fraction(p)) for k in n.ravel()]
         return np.array(out, dtype=np.int64).reshape(n.shape)
