@@ -1,6 +1,7 @@
 """Valid calls of ``icml25.interpretability`` (model-independence tests, sparse autoencoders)."""
 
 import functools
+import os
 import tempfile
 
 import numpy as np
@@ -25,6 +26,7 @@ _FORWARD = {"x": ("nan", "ndim", "empty")}
 _SAE_FORWARD = {"x": "nan"}
 _DEVICE = {"device": "any torch device spec (None: the default device)"}
 _PATH = {"path": "a filesystem path: any name is a valid folder name"}
+_TMP = tempfile.mkdtemp(prefix="icml25-sae-")
 # models take any leading batch dimensions (a sequence model takes (batch, seq, d)), so inputs[None] is valid
 _INPUTS = {"inputs": "ndim"}
 
@@ -49,8 +51,7 @@ def _sae(cls=None, **kw):
 
 @functools.cache
 def _saved_sae():
-    folder = tempfile.mkdtemp(prefix="icml25-sae-")
-    return str(_sae().save(folder))
+    return str(_sae().save(os.path.join(_TMP, "saved")))
 
 
 def _block(x):
@@ -167,7 +168,7 @@ EXAMPLES = {
         lambda **kw: _sae().update_training_stats(**kw),
         lambda: {"f": _torch().relu(_randn(5, 8)), "update_threshold": True, "beta": 0.9}, nonneg=["beta"]),
     "icml25.interpretability.BatchTopKSAE.save": Example(lambda **kw: _sae().save(**kw),
-                                                         lambda: {"path": tempfile.mkdtemp(prefix="icml25-sae-")},
+                                                         {"path": os.path.join(_TMP, "out")},
                                                          skip=_PATH),
     "icml25.interpretability.MatryoshkaSAE": Example(
         mi.MatryoshkaSAE, {"d_in": 4, "d_sae": 8, "k": 2, "matryoshka_widths": [2, 8], "group_weights": [0.5, 0.5],
