@@ -106,7 +106,7 @@ def test_bad_input_raises(bad, err, match):
 
 def test_decode_checks_shape_and_width():
     sae = BatchTopKSAE(8, 16, 2)
-    with pytest.raises(ValueError, match=r"shape \(batch, 16\)"):
+    with pytest.raises(ValueError, match=r"shape \(batch >= 1, 16\)"):
         sae.decode(torch.zeros(3, 15))
     with pytest.raises(ValueError, match=r"width must be an integer in \[1, 16\], got 17"):
         sae.decode(torch.zeros(3, 16), width=17)
@@ -357,3 +357,60 @@ def test_minilm_activations():
     assert 8 <= acts.shape[0] <= 12  # word pieces of both texts, [CLS]/[SEP]/padding dropped
     assert np.isfinite(acts).all()
     assert minilm_activations(texts, layer=3, max_tokens=5).shape == (5, 384)
+
+
+def test_metrics_and_statistics_reject_nan_and_bad_shapes():
+    """issue 19: l0, geometric_median and the matchers accepted NaN; non-tensors raised AttributeError."""
+    bad = torch.zeros(4, 8)
+    bad[0, 0] = math.nan
+    for call in (lambda: l0(bad), lambda: geometric_median(bad), lambda: match_latents_cosine(bad, torch.ones(2, 8)),
+                 lambda: match_latents_f1(bad, torch.ones(4, 3, dtype=torch.bool))):
+        with pytest.raises(ValueError, match="finite"):
+            call()
+    with pytest.raises(TypeError, match="f must be a torch.Tensor"):
+        l0("abc")
+    with pytest.raises(ValueError, match=r"W_dec \(d_sae >= 1, d\) and directions"):
+        match_latents_cosine(torch.ones(8, 4), torch.ones(3, 5))
+    f, active = torch.ones(4, 8), torch.ones(4, 3, dtype=torch.bool)
+    with pytest.raises(TypeError, match="parents must be a sequence"):
+        absorption_rate(f, active, None, [[1]], [0])
+    with pytest.raises(ValueError, match=r"latent_of\[0\] must be an integer in \[0, 7\]"):
+        absorption_rate(f, active, [0], [[1]], [9])
+
+
+def test_sae_methods_validate_their_arguments():
+    """issue 19: sparsify/update_training_stats crashed on non-tensors; loss took NaN input and bad coefficients."""
+    sae = BatchTopKSAE(4, 8, k=2)
+    with pytest.raises(TypeError, match="pre must be a torch.Tensor"):
+        sae.sparsify("abc")
+    with pytest.raises(ValueError, match=r"f must have shape \(batch >= 1, 8\)"):
+        sae.update_training_stats(torch.zeros(2, 7), True)
+    with pytest.raises(TypeError, match="update_threshold must be True or False"):
+        sae.update_training_stats(torch.zeros(2, 8), "abc")
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="aux_loss_coefficient"):
+        sae.loss(x, aux_loss_coefficient=-1.0)
+    x[0, 0] = math.nan
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        sae.loss(x)
+    with pytest.raises(TypeError, match="widths must be a sequence"):
+        sae.prefix_reconstructions(torch.zeros(2, 4), widths="ab")
+    with pytest.raises(TypeError, match="dtype must be a floating-point torch.dtype"):
+        BatchTopKSAE(4, 8, k=2, dtype=None)
+    with pytest.raises(ValueError, match="batch_size"):
+        evaluate_sae(sae, torch.zeros(2, 4), batch_size=0)
+
+
+def test_batches_validates_at_the_call_and_train_sae_names_data():
+    """issue 19: batches() only checked batch_size when first iterated; NaN data was reported as 'batch'."""
+    data = HierarchicalFeatures(n_parents=2, children_per_parent=2, d=8)
+    with pytest.raises(ValueError, match="batch_size"):
+        data.batches(0)
+    first = next(data.batches(16, seed=3))
+    assert torch.equal(first, data.sample(16, seed=torch.Generator().manual_seed(3))[0])
+    x = torch.randn(64, 8, generator=torch.Generator().manual_seed(0))
+    x[-1, 0] = math.nan
+    with pytest.raises(ValueError, match="data must contain only finite values"):
+        train_sae(BatchTopKSAE(8, 16, k=2), x, steps=2)
+    with pytest.raises(TypeError, match="data must be a tensor"):
+        train_sae(BatchTopKSAE(8, 16, k=2), "abc", steps=2)

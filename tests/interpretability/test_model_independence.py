@@ -411,3 +411,38 @@ def test_distill_glu_fits_the_block_and_generalized_match_runs(base):
         distill_glu(block, 32, 64, steps=0)
     with pytest.raises(ValueError, match="must map"):
         distill_glu(lambda x: x[:, :3], 32, 8, steps=1)
+
+
+def test_forward_passes_check_the_input():
+    """issue 19: a non-tensor raised AttributeError in RMSNorm and a deep linear() TypeError in the MLPs."""
+    from icml25.interpretability import RMSNorm
+
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        RMSNorm()("abc")
+    with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., 4\)"):
+        GLUMLP(4, 8)(torch.zeros(2, 5))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        TinyGLU(d_in=8, d=4, h=8)(None)
+    assert TinyGLU(d_in=8, d=4, h=8)(torch.zeros(2, 3, 8)).shape == (2, 3, 10)
+
+
+def test_patterns_statistics_and_indices_are_checked():
+    """issue 19: a wrong gate_pattern was silently ignored; a non-callable statistic, 2-d permutations and
+    a missing up_pattern raised deep TypeError/KeyError."""
+    a, b = TinyGLU(d_in=8, d=4, h=8, seed=1), TinyGLU(d_in=8, d=4, h=8, seed=2)
+    with pytest.raises(ValueError, match="gate_pattern 'nope'"):
+        perm_test(a, b, phi_l2, T=19, gate_pattern="nope")
+    with pytest.raises(ValueError, match="gate_pattern 'nope'"):
+        permute_hidden(a, 0, np.arange(8), gate_pattern="nope")
+    with pytest.raises(TypeError, match="statistic must be callable"):
+        perm_test(a, b, 3, T=19)
+    with pytest.raises(ValueError, match="perm must be a 1-d array"):
+        permute_hidden(a, 0, np.arange(8)[None])
+    with pytest.raises(ValueError, match="up_pattern 'nope'"):
+        weight_match_test(a, b, up_pattern="nope")
+    with pytest.raises(ValueError, match="perm_a must be a 1-d array"):
+        spearman_pvalue(np.arange(8)[None], np.arange(8))
+    with pytest.raises(ValueError, match="reads must have at least 1 entries"):
+        rotate_residual(a, np.eye(4), reads=())
+    with pytest.raises(ValueError, match="inputs must hold at least one sample"):
+        match_test(a, b, torch.zeros(0, 8))

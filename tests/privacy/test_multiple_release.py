@@ -378,7 +378,7 @@ def test_exact_laplace_releases_a_scalar(x):
 @pytest.mark.parametrize("level", [0, -1.0, math.inf, math.nan])
 def test_bad_levels_are_rejected(level):
     g = MultipleRelease(np.zeros(2), GaussianFamily(), seed=0)
-    with pytest.raises(ValueError, match=r"variance must be a real number in \(0, inf\)"):
+    with pytest.raises(ValueError, match=r"level \(variance\) must be a real number in \(0, inf\)"):
         g.release(level)
 
 
@@ -415,7 +415,54 @@ def test_subset_privacy():
     assert lap.subset_epsilon([0, 1, 2]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="at least one"):
         lap.subset_privacy([])
-    with pytest.raises(IndexError, match=r"release index must be an integer in \[-3, 2\]"):
+    with pytest.raises(ValueError, match=r"indices\[0\] must be an integer in \[-3, 2\]"):
         lap.subset_privacy([5])
-    with pytest.raises(TypeError, match="release index must be an integer"):
-        lap.subset_privacy([1.0])
+    with pytest.raises(TypeError, match=r"indices\[1\] must be an integer"):
+        lap.subset_privacy([0, 1.0])
+
+
+@pytest.mark.parametrize("family", [GaussianFamily(), LaplaceFamily(), LaplaceFamily(exact=True), PoissonFamily()])
+def test_sampler_hooks_reject_bad_levels_and_noise(family):
+    """issue 19: the per-step hooks raised math-domain, comparison or AttributeError on bad arguments."""
+    rng = np.random.default_rng(0)
+    z = np.array([1, 0, 2]) if isinstance(family, PoissonFamily) else np.array([0.5, -0.25, 0.0])
+    with pytest.raises(ValueError, match="s must be a real number in"):
+        family.sample(-1.0, (3,), rng)
+    with pytest.raises(TypeError, match="shape"):
+        family.sample(1.0, "abc", rng)
+    with pytest.raises(TypeError, match="z must be an array-like"):
+        family.forward(None, 1.0, 2.0, rng)
+    with pytest.raises(TypeError, match="s_to must be a real number"):
+        family.forward(z, 1.0, "abc", rng)
+    with pytest.raises(ValueError, match="s < s_later must be strictly increasing"):
+        family.backward(z, 2.0, 1.0, rng)
+    with pytest.raises(ValueError, match="z_lo and z_hi must have the same shape"):
+        family.bridge(z, z[:2], 1.0, 2.0, 4.0, rng)
+    with pytest.raises(ValueError, match="x and z must have the same shape"):
+        family.output(z[:2], z)
+    assert family.sample(Fraction(1) if family.exact else 1.0, (), rng).shape == ()
+
+
+def test_statistics_of_one_level_reject_bad_levels():
+    """issue 19: rho(0) divided by zero; a bad lam was reported as 'rate'; bad indices raised IndexError."""
+    with pytest.raises(ValueError, match="s must be"):
+        GaussianFamily().rho(0.0)
+    with pytest.raises(ValueError, match="b must be"):
+        LaplaceFamily().epsilon(math.nan)
+    with pytest.raises(TypeError, match="s must be"):
+        PoissonFamily().delta("abc", 1.0)
+    engine = PoissonMultipleRelease(np.array([3, 0, 5]), seed=0)
+    with pytest.raises(TypeError, match="lam must be"):
+        engine.release(lam="abc")
+    engine.release(lam=2.0)
+    with pytest.raises(TypeError, match="indices must be a sequence"):
+        engine.subset_delta(None, 1.0)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_poisson_releases_a_scalar_count_in_any_order(exact):
+    """issue 19: a backward or bridge step on a 0-d count raised AttributeError ('int' has no 'astype')."""
+    engine = PoissonMultipleRelease(3, exact=exact, seed=0)
+    for lam in (2.0, 1.0, 1.5, 4.0):
+        y = engine.release(lam=lam)
+        assert y.shape == () and y.dtype == np.int64 and y >= 3

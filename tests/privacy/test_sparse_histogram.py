@@ -157,3 +157,17 @@ def test_filter_cache_is_shared_and_clearable():
     assert sh._filter_after.cache_info().hits >= 2
     sh.clear_filter_cache()
     assert sh._filter_after.cache_info().currsize == 0
+
+
+def test_zero_bin_filter_step_rejects_bad_arguments():
+    """issue 19: a NaN variance or threshold was accepted silently; s <= 0 divided by zero."""
+    for s, tau, error in ((math.nan, 1.0, ValueError), (0.0, 1.0, ValueError), (1.0, math.nan, ValueError),
+                          (1.0, "abc", TypeError)):
+        with pytest.raises(error, match="s must be" if tau == 1.0 else "tau must be"):
+            ZeroBinFilter().step(s, tau)
+    f = ZeroBinFilter()
+    f.step(4.0, 3.0)
+    with pytest.raises(ValueError, match="s must be smaller than the previous variance"):
+        f.step(4.0, 3.0)
+    with pytest.raises(ValueError, match="domain_size"):
+        SparseHistogramGradualRelease({3: 1}, domain_size=0)

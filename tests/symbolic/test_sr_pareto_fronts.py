@@ -417,3 +417,45 @@ def test_structures_are_distinct_and_closed_under_decoding():
     assert len(set(structures)) == len(structures)
     assert all(decode_karva(list(p) + ["R"] * 4) in structures
                for p in itertools.islice(itertools.product((*OPERATORS, "R"), repeat=3), 50))
+
+
+def test_hypervolume_and_front_queries_validate_their_arguments(product_front):
+    """issue 19: NaN R^2, bad lengths and a string length were accepted silently or failed deep in zip()."""
+    assert hypervolume([1, 3], [0.5, None], 4) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match=r"r2\[0\] must be a finite real number"):
+        hypervolume([1], [float("nan")], 3)
+    with pytest.raises(ValueError, match="lengths and r2 must have the same length"):
+        hypervolume([1, 2], [0.5], 3)
+    with pytest.raises(TypeError, match="lengths must be a sequence"):
+        hypervolume(None, [0.5], 3)
+    with pytest.raises(ValueError, match="max_length"):
+        hypervolume([1], [0.5], 0)
+    with pytest.raises(TypeError, match="length must be an integer"):
+        product_front.r2_at("abc")
+    with pytest.raises(ValueError, match="max_length"):
+        product_front.hypervolume(-1)
+
+
+def test_expression_entry_points_name_the_bad_argument(product_data):
+    """issue 19: evaluate raised IndexError on too few rows/constants; parse errors did not name the argument."""
+    X, y = product_data
+    e = Expression("Mul(x0,c0)")
+    assert e.evaluate(np.ones((1, 3)), np.array([2.0])).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(ValueError, match="XT must have at least 1 rows"):
+        e.evaluate(np.ones((0, 3)), np.array([2.0]))
+    with pytest.raises(ValueError, match="constants must hold the 1 constants"):
+        e.evaluate(np.ones((1, 3)), np.array([]))
+    with pytest.raises(ValueError, match="XT must be a 2-d array"):
+        e.evaluate(np.ones((1, 1, 3)), np.array([2.0]))
+    with pytest.raises(ValueError, match="constants must contain only finite values"):
+        e.predict(np.ones((3, 1)), [float("nan")])
+    with pytest.raises(ValueError, match="text: 'no' in 'no-such' is outside the grammar"):
+        Expression("no-such")
+    with pytest.raises(ValueError, match="expression: cannot parse"):
+        fit_constants("Mul(", X, y)
+    with pytest.raises(ValueError, match="expressions must have at least 1 entries"):
+        score_against_front(APOFront([FrontRow(1, "x0", (), None, 1.0, 0.5)]), [], X, y)
+    with pytest.raises(ValueError, match="symbols must hold at least one symbol"):
+        decode_karva([])
+    with pytest.raises(TypeError, match="operators must be a sequence"):
+        enumerate_structures(1, operators=None)

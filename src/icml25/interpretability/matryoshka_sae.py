@@ -44,8 +44,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.utils.random import Seed, int_seed, torch_generator
-from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_sequence
+from icml25.utils.random import Seed, check_seed, int_seed, torch_generator
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 ACTIVATIONS = ("batchtopk", "topk", "relu")
 PREFIX_SAMPLING = ("fixed", "random")
@@ -79,6 +88,20 @@ def check_activations(x: Any, d_in: int, name: str = "x") -> torch.Tensor:
     return x
 
 
+def _check_codes(f: Any, d_sae: int, name: str, *, finite: bool = False) -> torch.Tensor:
+    """Raise a clear error unless ``f`` is a floating tensor of shape (batch >= 1, d_sae) (finite if asked)."""
+    check_tensor(f, name, ndim=2, floating=True, finite=finite)
+    if f.shape[-1] != d_sae or f.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (batch >= 1, {d_sae}), got {tuple(f.shape)}")
+    return f
+
+
+def _check_dtype(dtype: Any) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype (e.g. torch.float32), got {dtype!r}")
+    return dtype
+
+
 # ----------------------------------------------------------------------------------------------- models
 
 
@@ -104,6 +127,7 @@ class BatchTopKSAE(nn.Module):
         self.activation = check_choice(activation, "activation", ACTIVATIONS)
         self.l1_coefficient = check_scalar(l1_coefficient, "l1_coefficient", "real", min=0.0)
         self.seed = int_seed(seed)  # an int, so that cfg.json rebuilds the same initialisation
+        dtype = _check_dtype(dtype)
         self.widths: tuple[int, ...] = (self.d_sae,)
         self.group_weights: tuple[float, ...] = (1.0,)
         g = torch_generator(self.seed)
@@ -141,6 +165,9 @@ class BatchTopKSAE(nn.Module):
 
     def sparsify(self, pre: torch.Tensor, use_threshold: bool | None = None) -> torch.Tensor:
         """Apply the sparsity rule to non-negative pre-activations (see ``encode``)."""
+        _check_codes(pre, self.d_sae, "pre")
+        if use_threshold is not None:
+            use_threshold = check_bool(use_threshold, "use_threshold")
         if self.activation == "relu":
             return pre
         if self.activation == "topk":
@@ -171,9 +198,7 @@ class BatchTopKSAE(nn.Module):
 
     def decode(self, f: torch.Tensor, width: int | None = None) -> torch.Tensor:
         """``b_dec + f[:, :width] @ W_dec[:width]`` (all latents when ``width`` is None)."""
-        if not isinstance(f, torch.Tensor) or f.dim() != 2 or f.shape[-1] != self.d_sae:
-            shape = tuple(f.shape) if isinstance(f, torch.Tensor) else type(f).__name__
-            raise ValueError(f"f must be a tensor of shape (batch, {self.d_sae}), got {shape}")
+        _check_codes(f, self.d_sae, "f")
         m = self.d_sae if width is None else check_scalar(width, "width", "int", min=1, max=self.d_sae)
         return self.b_dec + f[:, :m].to(self.W_dec.dtype) @ self.W_dec[:m]
 
@@ -184,6 +209,9 @@ class BatchTopKSAE(nn.Module):
 
     def prefix_reconstructions(self, x: torch.Tensor, widths: Sequence[int] | None = None) -> list[torch.Tensor]:
         """One reconstruction per nested width (default ``self.widths``), all from the same code f."""
+        if widths is not None:
+            widths = check_sequence(widths, "widths", min_len=1,
+                                    item=lambda w, name: check_scalar(w, name, "int", min=1, max=self.d_sae))
         f = self.encode(x)
         widths = self.widths if widths is None else widths
         return [self.decode(f, w) for w in widths]
@@ -204,6 +232,13 @@ class BatchTopKSAE(nn.Module):
         ``prefix_sampling="random"``; the other SAEs draw nothing.
         """
         x = self._check(x)
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("x must contain only finite values, got NaN or inf")
+        aux_loss_coefficient = check_scalar(aux_loss_coefficient, "aux_loss_coefficient", "real", min=0.0)
+        if dead_tokens is not None:
+            dead_tokens = check_scalar(dead_tokens, "dead_tokens", "int", min=1)
+        if not isinstance(seed, torch.Generator):
+            seed = check_seed(seed)
         pre = self.encode_pre(x)
         f = self.sparsify(pre, use_threshold=False)
         widths, weights = self._loss_widths(seed)
@@ -238,6 +273,9 @@ class BatchTopKSAE(nn.Module):
     @torch.no_grad()
     def update_training_stats(self, f: torch.Tensor, update_threshold: bool, beta: float = 0.999) -> None:
         """After a step: count tokens since each latent fired; EMA of BatchTopK's smallest kept activation."""
+        _check_codes(f, self.d_sae, "f", finite=True)
+        update_threshold = check_bool(update_threshold, "update_threshold")
+        beta = check_scalar(beta, "beta", "real", min=0.0, max=1.0, inclusive="left")
         fired = (f > 0).any(0)
         self.tokens_since_fired += f.shape[0]
         self.tokens_since_fired[fired] = 0
@@ -353,11 +391,9 @@ def load_sae(path: str | Path, device: torch.device | str | None = None) -> Batc
 
 def geometric_median(x: torch.Tensor, max_iter: int = 100, tol: float = 1e-5) -> torch.Tensor:
     """Geometric median of the rows of ``x`` by Weiszfeld iterations (the reference ``b_dec`` init)."""
-    check_instance(x, "x", torch.Tensor)
-    if x.dim() != 2 or x.shape[0] < 1:
+    check_tensor(x, "x", ndim=2, floating=True, finite=True)
+    if x.shape[0] < 1:
         raise ValueError(f"x must have shape (n >= 1, d), got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
     max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
     tol = check_scalar(tol, "tol", "real", min=0.0)
     median = x.mean(0)
@@ -422,6 +458,16 @@ def train_sae(sae: BatchTopKSAE, data: torch.Tensor | Iterable[torch.Tensor], st
     loss.  ``seed`` drives the mini-batch order and the random prefixes.  The SAE is left in eval mode.
     """
     check_instance(sae, "sae", BatchTopKSAE, "a BatchTopKSAE or MatryoshkaSAE")
+    if isinstance(data, torch.Tensor):
+        check_tensor(data, "data", ndim=2, floating=True, finite=True)
+        if data.shape[0] < 1 or data.shape[1] != sae.d_in:
+            raise ValueError(f"data must have shape (n_tokens >= 1, {sae.d_in}), got {tuple(data.shape)}")
+    elif isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        raise TypeError(f"data must be a tensor (n_tokens, {sae.d_in}) or an iterable of batch tensors, "
+                        f"got {type(data).__name__}")
+    normalize_decoder = check_bool(normalize_decoder, "normalize_decoder")
+    if callback is not None:
+        check_callable(callback, "callback")
     steps = check_scalar(steps, "steps", "int", min=1)
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     init_b_dec = check_choice(init_b_dec, "init_b_dec", ("geometric_median", "zeros"))
@@ -559,11 +605,15 @@ class HierarchicalFeatures:
         return x, active, coeff
 
     def batches(self, batch_size: int, seed: Seed = 0) -> Iterator[torch.Tensor]:
-        """An endless stream of fresh batches (x only), deterministic given ``seed``."""
+        """An endless stream of fresh batches (x only), deterministic given ``seed`` (checked at the call)."""
         batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
         g = torch_generator(seed)
-        while True:
-            yield self.sample(batch_size, g)[0]
+
+        def stream() -> Iterator[torch.Tensor]:
+            while True:
+                yield self.sample(batch_size, g)[0]
+
+        return stream()
 
 
 # ----------------------------------------------------------------------------------------------- metrics
@@ -585,7 +635,10 @@ def fvu(x: torch.Tensor, x_hat: torch.Tensor) -> float:
 
 
 def l0(f: torch.Tensor) -> float:
-    """Mean number of active latents per row."""
+    """Mean number of active latents per row of the codes ``f`` (batch >= 1, d_sae)."""
+    check_tensor(f, "f", ndim=2, finite=True)
+    if f.shape[0] < 1:
+        raise ValueError(f"f must have at least 1 row, got shape {tuple(f.shape)}")
     return float((f != 0).sum(-1).float().mean())
 
 
@@ -603,7 +656,9 @@ def match_latents_f1(f: torch.Tensor, active: torch.Tensor) -> tuple[np.ndarray,
     Returns ``(latent index, F1)`` per feature (SAEBench-style probe-aligned matching; also the "best single
     latent" sparse-probing score).  Matching by decoder cosine is unstable under absorption, see the docs.
     """
-    if f.dim() != 2 or active.dim() != 2 or f.shape[0] != active.shape[0]:
+    check_tensor(f, "f", ndim=2, finite=True)
+    check_tensor(active, "active", ndim=2, finite=True)
+    if f.shape[0] < 1 or f.shape[0] != active.shape[0]:
         raise ValueError(f"f (n, d_sae) and active (n, n_features) must share n, got {tuple(f.shape)} and "
                          f"{tuple(active.shape)}")
     f1 = _f1_matrix(f.detach().cpu() > 0, active.cpu().bool())
@@ -613,6 +668,11 @@ def match_latents_f1(f: torch.Tensor, active: torch.Tensor) -> tuple[np.ndarray,
 
 def match_latents_cosine(W_dec: torch.Tensor, directions: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """For each true direction the decoder row with the largest cosine: ``(latent index, cosine)``."""
+    check_tensor(W_dec, "W_dec", ndim=2, floating=True, finite=True)
+    check_tensor(directions, "directions", ndim=2, floating=True, finite=True)
+    if W_dec.shape[0] < 1 or directions.shape[0] < 1 or W_dec.shape[1] != directions.shape[1]:
+        raise ValueError(f"W_dec (d_sae >= 1, d) and directions (n >= 1, d) must share d, got "
+                         f"{tuple(W_dec.shape)} and {tuple(directions.shape)}")
     w = W_dec.detach().cpu().double()
     d = directions.detach().cpu().double()
     cos = (d / d.norm(dim=1, keepdim=True)) @ (w / w.norm(dim=1, keepdim=True).clamp_min(1e-12)).T
@@ -629,10 +689,22 @@ def absorption_rate(f: torch.Tensor, active: torch.Tensor, parents: Sequence[int
     and no child active where it fires.  A parent that never co-occurs with a child (or never appears alone)
     gets nan and is left out of the means (``n_excluded`` counts them).
     """
+    check_tensor(f, "f", ndim=2, finite=True)
+    check_tensor(active, "active", ndim=2, finite=True)
     fired = f.detach().cpu() > 0
     act = active.cpu().bool()
     if fired.shape[0] != act.shape[0]:
         raise ValueError(f"f and active must have the same number of rows, got {fired.shape[0]} and {act.shape[0]}")
+    n_features, n_latents = act.shape[1], fired.shape[1]
+
+    def feature(v: Any, name: str) -> int:
+        return check_scalar(v, name, "int", min=0, max=n_features - 1)
+
+    parents = check_sequence(parents, "parents", min_len=1, item=feature)
+    children = check_sequence(children, "children",
+                              item=lambda kids, name: check_sequence(kids, name, min_len=1, item=feature))
+    latent_of = check_sequence(latent_of, "latent_of",
+                               item=lambda v, name: check_scalar(v, name, "int", min=0, max=n_latents - 1))
     if not len(parents) == len(children) == len(latent_of):
         raise ValueError("parents, children and latent_of must have one entry per parent")
     absorb, recall = [], []
@@ -655,6 +727,8 @@ def evaluate_sae(sae: BatchTopKSAE, x: torch.Tensor, use_threshold: bool | None 
                  batch_size: int = 8192) -> dict[str, Any]:
     """Per-prefix reconstruction on held-out ``x``: ``fvu_per_width`` (one per ``sae.widths``), ``fvu`` (full),
     ``l0``, ``dead_fraction`` (latents that never fire on ``x``), ``widths``.  Eval mode uses the threshold."""
+    check_instance(sae, "sae", BatchTopKSAE, "a BatchTopKSAE or MatryoshkaSAE")
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     x = sae._check(x)
     if not torch.isfinite(x).all():
         raise ValueError("x must contain only finite values, got NaN or inf")

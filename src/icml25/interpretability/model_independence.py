@@ -58,6 +58,7 @@ from icml25.utils.validation import (
     check_instance,
     check_scalar,
     check_sequence,
+    check_tensor,
 )
 
 GATE, UP, DOWN = "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"
@@ -196,10 +197,10 @@ def spearman_pvalue(perm_a: Any, perm_b: Any, *, alternative: str = "two-sided")
 
 def _spearman(perm_a: Any, perm_b: Any, alternative: str) -> tuple[float, float]:
     check_choice(alternative, "alternative", ("two-sided", "greater", "less"))
-    a = check_array(perm_a, "perm_a", dtype=np.float64).ravel()
-    b = check_array(perm_b, "perm_b", dtype=np.float64).ravel()
+    a = check_array(perm_a, "perm_a", ndim=1, dtype=np.float64)
+    b = check_array(perm_b, "perm_b", ndim=1, dtype=np.float64)
     if a.shape != b.shape:
-        raise ValueError(f"the two index vectors must have the same length, got {a.size} and {b.size}")
+        raise ValueError(f"perm_a and perm_b must have the same length, got {a.size} and {b.size}")
     if a.size < 4:
         raise ValueError(f"at least 4 matched hidden units are needed for a Spearman p-value, got {a.size}")
     if np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -273,11 +274,13 @@ def _block_prefixes(keys: Sequence[str], pattern: str) -> list[str]:
     return [k[: -len(suffix)] for k in keys if k == suffix or k.endswith("." + suffix)]
 
 
-def _blocks_or_raise(keys: Sequence[str], pattern: str, what: str) -> list[str]:
+def _blocks_or_raise(keys: Sequence[str], pattern: str, what: str, arg: str = "up_pattern") -> list[str]:
+    check_instance(pattern, arg, str, "a module-name pattern (a string)")
     prefixes = _block_prefixes(keys, pattern)
     if not prefixes:
-        raise ValueError(f"no parameter named '*{pattern}.weight' in {what}; set the name pattern of the MLP "
-                         f"projections (e.g. gate_pattern='mlp.gate_proj', up_pattern='mlp.up_proj')")
+        raise ValueError(f"{arg} {pattern!r} matches no parameter named '*{pattern}.weight' in {what}; set the "
+                         f"name pattern of the MLP projections (e.g. gate_pattern='mlp.gate_proj', "
+                         f"up_pattern='mlp.up_proj')")
     return prefixes
 
 
@@ -309,7 +312,7 @@ def phi_u(model1: ModelLike, model2: ModelLike, *, up_pattern: str = UP,
     w1, w2 = _weights(model1, "model1"), _weights(model2, "model2")
     _check_same_architecture(w1, w2)
     blocks = []
-    for i, prefix in enumerate(_blocks_or_raise(list(w1), up_pattern, "model1")):
+    for i, prefix in enumerate(_blocks_or_raise(list(w1), up_pattern, "model1", "up_pattern")):
         key = f"{prefix}{up_pattern}.weight"
         perm, _ = _match(_weight_rows(w1, key), _weight_rows(w2, key), "cosine")
         blocks.append(_block_test(i, i, prefix, prefix, np.arange(perm.size), perm, None, alternative))
@@ -325,14 +328,18 @@ def weight_match_test(model1: ModelLike, model2: ModelLike, *, gate_pattern: str
     like ``match_test`` it behaves as a p-value under independence empirically.
     """
     w1, w2 = _weights(model1, "model1"), _weights(model2, "model2")
-    p1 = _blocks_or_raise(list(w1), gate_pattern, "model1")
-    p2 = _blocks_or_raise(list(w2), gate_pattern, "model2")
+    p1 = _blocks_or_raise(list(w1), gate_pattern, "model1", "gate_pattern")
+    p2 = _blocks_or_raise(list(w2), gate_pattern, "model2", "gate_pattern")
+    check_instance(up_pattern, "up_pattern", str, "a module-name pattern (a string)")
     if len(p1) != len(p2):
         raise ValueError(f"model1 has {len(p1)} blocks and model2 {len(p2)}; use match_test(block_pairs=...)")
     blocks = []
     for i, (a, b) in enumerate(zip(p1, p2, strict=True)):
         rows = {}
-        for pattern in (gate_pattern, up_pattern):
+        for arg, pattern in (("gate_pattern", gate_pattern), ("up_pattern", up_pattern)):
+            for w, prefix, name in ((w1, a, "model1"), (w2, b, "model2")):
+                if f"{prefix}{pattern}.weight" not in w:
+                    raise ValueError(f"{arg} {pattern!r}: {name} has no parameter '{prefix}{pattern}.weight'")
             A, B = _weight_rows(w1, f"{a}{pattern}.weight"), _weight_rows(w2, f"{b}{pattern}.weight")
             if A.shape[1] != B.shape[1]:
                 raise ValueError(f"{a}{pattern} reads {A.shape[1]} features in model1 but {B.shape[1]} in model2; "
@@ -380,7 +387,7 @@ def phi_h(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, *, hidden_
     Rows are hidden units, columns the activations on ``inputs``; exact under the constrained null
     and unaffected by a rotation of the residual stream (but not by a hidden-unit permutation).
     """
-    acts1, acts2 = _activations(model1, model2, inputs, (hidden_pattern,), hook="input")
+    acts1, acts2 = _activations(model1, model2, inputs, (hidden_pattern,), ("hidden_pattern",), hook="input")
     if len(acts1) != len(acts2):
         raise ValueError(f"model1 has {len(acts1)} blocks and model2 {len(acts2)}")
     blocks = []
@@ -400,7 +407,7 @@ def _hidden_permutations(w: Mapping[str, torch.Tensor], patterns: tuple[str, str
                          generator: torch.Generator) -> dict[str, torch.Tensor]:
     gate, up, down = patterns
     out = dict(w)
-    for prefix in _blocks_or_raise(list(w), up, "model2"):
+    for prefix in _blocks_or_raise(list(w), up, "model2", "up_pattern"):
         perm = torch.randperm(w[f"{prefix}{up}.weight"].shape[0], generator=generator)
         out.update(_permuted_block(w, prefix, perm, patterns))
     return out
@@ -421,6 +428,7 @@ def perm_test(model1: ModelLike, model2: ModelLike, statistic: Callable[[Any, An
     constrained null; the smallest reachable p-value is ``1 / (T + 1)``.  ``seed`` draws the permutations
     (a ``torch.Generator`` is used as is and advanced).
     """
+    check_callable(statistic, "statistic")
     T = check_scalar(T, "T", "int", min=1)
     if T < 19:
         warnings.warn(f"with T = {T} permuted copies the p-value cannot go below {1 / (T + 1):.3g} (use T >= 19)",
@@ -461,11 +469,13 @@ def _forward(model: Any, inputs: torch.Tensor, name: str) -> torch.Tensor:
     check_instance(inputs, "inputs", torch.Tensor, "a torch.Tensor")
     if inputs.is_floating_point() and not bool(torch.isfinite(inputs).all()):
         raise ValueError("inputs must contain only finite values, got NaN or inf")
+    if inputs.ndim < 1 or inputs.numel() == 0:
+        raise ValueError(f"inputs must hold at least one sample, got shape {tuple(inputs.shape)}")
     was_training = model.training
     model.eval()
     try:
         return model(inputs)
-    except RuntimeError as exc:
+    except (RuntimeError, ValueError) as exc:
         raise ValueError(f"{name} cannot take inputs of shape {tuple(inputs.shape)} ({exc}); "
                          f"the test feeds identical inputs to both models") from exc
     finally:
@@ -474,22 +484,27 @@ def _forward(model: Any, inputs: torch.Tensor, name: str) -> torch.Tensor:
 
 @torch.no_grad()
 def _activations(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, patterns: Sequence[str],
+                 args: Sequence[str] = ("gate_pattern", "up_pattern"),
                  hook: str = "output") -> tuple[dict[str, dict[str, np.ndarray]], ...]:
-    """Per model: ``{block prefix: {pattern: (units, samples) array}}`` on ``inputs``."""
+    """Per model: ``{block prefix: {pattern: (units, samples) array}}`` on ``inputs`` (``args``: the argument
+    names of ``patterns``, for the messages)."""
+    for arg, pattern in zip(args, patterns, strict=True):
+        check_instance(pattern, arg, str, "a module-name pattern (a string)")
     result = []
     for model, name in ((model1, "model1"), (model2, "model2")):
         if not isinstance(model, nn.Module):
             raise TypeError(f"{name} must be an nn.Module to run inputs through it (got {type(model).__name__}); "
                             f"load a state dict into its module first")
         modules = dict(model.named_modules())
-        prefixes = _blocks_or_raise([f"{n}.weight" for n in modules], patterns[0], name)
+        prefixes = _blocks_or_raise([f"{n}.weight" for n in modules], patterns[0], name, args[0])
         store: dict[str, dict[str, list[torch.Tensor]]] = {p: {q: [] for q in patterns} for p in prefixes}
         handles = []
         for prefix in prefixes:
-            for pattern in patterns:
+            for arg, pattern in zip(args, patterns, strict=True):
                 module = modules.get(f"{prefix}{pattern}")
                 if module is None:
-                    raise ValueError(f"{name} has '{prefix}{patterns[0]}' but no '{prefix}{pattern}'")
+                    raise ValueError(f"{arg} {pattern!r}: {name} has '{prefix}{patterns[0]}' but no "
+                                     f"'{prefix}{pattern}'")
                 sink = store[prefix][pattern]
                 if hook == "output":
                     handles.append(module.register_forward_hook(lambda m, i, o, s=sink: s.append(o.detach())))
@@ -568,7 +583,8 @@ def match_test(model1: nn.Module, model2: nn.Module, inputs: torch.Tensor, *, ga
         else:
             raise ValueError(f"block_pairs must be 'diagonal', 'all' or a list of (l1, l2), got {block_pairs!r}")
     else:
-        pairs = [tuple(p) for p in block_pairs]
+        pairs = [tuple(p) for p in check_sequence(block_pairs, "block_pairs",
+                                                  item=lambda p, name: check_sequence(p, name))]
         bad = [p for p in pairs if len(p) != 2 or not (0 <= p[0] < len(names1) and 0 <= p[1] < len(names2))]
         if not pairs or bad:
             raise ValueError(f"block_pairs must be a non-empty list of (l1, l2) with 0 <= l1 < {len(names1)} and "
@@ -609,6 +625,8 @@ def distill_glu(block: Callable[[torch.Tensor], torch.Tensor], d_in: int, h: int
     d_in, h, steps, batch_size = (check_scalar(v, name, "int", min=1) for v, name in (
         (d_in, "d_in"), (h, "h"), (steps, "steps"), (batch_size, "batch_size")))
     lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype (e.g. torch.float32), got {dtype!r}")
     seed = int_seed(seed)
     generator = torch_generator(seed)
     student = GLUMLP(d_in, h, seed=seed).to(device=device, dtype=dtype)
@@ -636,8 +654,11 @@ def generalized_match_test(block1: Callable[[torch.Tensor], torch.Tensor],
     (``seed`` and ``seed + 1``): a shared start would make the students of any two blocks look
     related.
     """
+    check_callable(block1, "block1")
+    check_callable(block2, "block2")
     seed = int_seed(seed)
     n_inputs = check_scalar(n_inputs, "n_inputs", "int", min=1)
+    check_choice(alternative, "alternative", ("two-sided", "greater", "less"))
     s1 = distill_glu(block1, d_in, h, steps=steps, lr=lr, seed=seed)
     s2 = distill_glu(block2, d_in, h, steps=steps, lr=lr, seed=seed + 1)
     probe = torch.randn(n_inputs, d_in, generator=torch_generator(seed + 2))
@@ -664,6 +685,14 @@ def _init_linear(layer: nn.Linear, generator: torch.Generator) -> nn.Linear:
     return layer
 
 
+def _check_features(x: Any, d: int | None, name: str = "x") -> torch.Tensor:
+    """Raise a clear error unless ``x`` is a floating tensor with at least one axis, the last of size ``d``."""
+    check_tensor(x, name, floating=True)
+    if x.ndim < 1 or (d is not None and x.shape[-1] != d):
+        raise ValueError(f"{name} must have shape (..., {'d' if d is None else d}), got {tuple(x.shape)}")
+    return x
+
+
 class RMSNorm(nn.Module):
     """RMS normalisation without a per-channel gain (so a rotation of the residual stream commutes with it)."""
 
@@ -672,6 +701,8 @@ class RMSNorm(nn.Module):
         self.eps = check_scalar(eps, "eps", "real", min=0.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x / rms(x)`` over the last axis; ``x`` : (..., d) floating tensor, any leading dimensions."""
+        _check_features(x, None)
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
@@ -691,6 +722,8 @@ class GLUMLP(nn.Module):
         self.down_proj = _linear(h, d, g, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` : (..., d) floating tensor (any leading dimensions) -> (..., d)."""
+        _check_features(x, self.gate_proj.in_features)
         return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
@@ -729,6 +762,8 @@ class TinyGLU(nn.Module):
         self.head = _linear(d, n_out, g)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` : (..., d_in) floating tensor (any leading dimensions) -> logits (..., n_out)."""
+        _check_features(x, self.embed.in_features)
         x = self.embed(x)
         for block in self.blocks:
             x = block(x)
@@ -742,25 +777,30 @@ def _permuted_block(w: Mapping[str, torch.Tensor], prefix: str, perm: torch.Tens
                     patterns: tuple[str, str, str]) -> dict[str, torch.Tensor]:
     gate, up, down = patterns
     out = {}
-    for pattern in (gate, up):
+    for arg, pattern in (("gate_pattern", gate), ("up_pattern", up)):
+        if f"{prefix}{pattern}.weight" not in w:
+            raise ValueError(f"{arg} {pattern!r}: no parameter '{prefix}{pattern}.weight'")
         for kind in ("weight", "bias"):
             key = f"{prefix}{pattern}.{kind}"
             if key in w:
                 out[key] = w[key][perm.to(w[key].device)]
     key = f"{prefix}{down}.weight"
     if key not in w:
-        raise ValueError(f"no parameter {key!r}; set down_pattern")
+        raise ValueError(f"down_pattern {down!r}: no parameter {key!r}")
     out[key] = w[key][:, perm.to(w[key].device)]
     return out
 
 
 def _block_prefix(w: Mapping[str, torch.Tensor], block: int, up: str) -> str:
-    prefixes = _blocks_or_raise(list(w), up, "model")
+    prefixes = _blocks_or_raise(list(w), up, "model", "up_pattern")
     return prefixes[check_scalar(block, "block", "int", min=0, max=len(prefixes) - 1)]
 
 
 def _as_index(idx: Any, n: int, name: str, *, permutation: bool) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(idx), dtype=torch.int64).ravel()
+    arr = check_array(idx, name, ndim=1)
+    if arr.dtype.kind not in "iu" and not np.all(arr == np.round(arr)):
+        raise TypeError(f"{name} must hold integer indices, got {arr.tolist()}")
+    t = torch.as_tensor(arr.astype(np.int64))
     if t.numel() == 0 or int(t.min()) < 0 or int(t.max()) >= n or t.unique().numel() != t.numel():
         raise ValueError(f"{name} must list distinct indices in [0, {n}), got {t.tolist()}")
     if permutation and t.numel() != n:
@@ -800,11 +840,13 @@ def prune_hidden(model: nn.Module, block: int, keep_idx: Any, *, gate_pattern: s
     keep = _as_index(keep_idx, width, "keep_idx", permutation=False)
     if keep.numel() < 4:
         raise ValueError(f"keep at least 4 hidden units, got {keep.numel()}")
-    for pattern, rows in ((gate_pattern, True), (up_pattern, True), (down_pattern, False)):
+    for arg, pattern, rows in (("gate_pattern", gate_pattern, True), ("up_pattern", up_pattern, True),
+                               ("down_pattern", down_pattern, False)):
         name = f"{prefix}{pattern}"
         old = modules.get(name)
         if not isinstance(old, nn.Linear):
-            raise TypeError(f"{name!r} must be an nn.Linear to be pruned, got {type(old).__name__}")
+            raise ValueError(f"{arg} {pattern!r}: {name!r} must be an nn.Linear to be pruned, "
+                             f"got {type(old).__name__}")
         shape = (old.in_features, keep.numel()) if rows else (keep.numel(), old.out_features)
         new = nn.Linear(*shape, bias=old.bias is not None, device=old.weight.device, dtype=old.weight.dtype)
         with torch.no_grad():
@@ -824,10 +866,10 @@ def reinit_block(model: nn.Module, block: int, *, seed: Seed = 0, gate_pattern: 
     modules = dict(out.named_modules())
     prefix = _block_prefix(out.state_dict(), block, up_pattern)
     g = torch_generator(seed)
-    for pattern in (gate_pattern, up_pattern, down_pattern):
+    for arg, pattern in (("gate_pattern", gate_pattern), ("up_pattern", up_pattern), ("down_pattern", down_pattern)):
         layer = modules.get(f"{prefix}{pattern}")
         if not isinstance(layer, nn.Linear):
-            raise TypeError(f"'{prefix}{pattern}' must be an nn.Linear, got {type(layer).__name__}")
+            raise ValueError(f"{arg} {pattern!r}: '{prefix}{pattern}' must be an nn.Linear, got {type(layer).__name__}")
         _init_linear(layer, g)
     return out
 
@@ -842,6 +884,8 @@ def rotate_residual(model: nn.Module, Q: Any, *, reads: Sequence[str] = ("gate_p
     gain (fold gains into the next layer first): modules with a learnt norm gain are rejected.
     """
     check_instance(model, "model", nn.Module, "an nn.Module")
+    reads, writes = (check_sequence(v, arg, min_len=1, item=lambda p, n: check_instance(p, n, str))
+                     for arg, v in (("reads", reads), ("writes", writes)))
     for name, m in model.named_modules():
         if isinstance(m, (nn.LayerNorm, nn.GroupNorm)) or (isinstance(m, nn.RMSNorm) and m.weight is not None):
             raise ValueError(f"module {name!r} ({type(m).__name__}) is not rotation-equivariant; use an RMS norm "

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
@@ -53,7 +54,7 @@ import numpy as np
 
 from icml25.privacy.calibration import analytic_gaussian_sigma, laplace_scale, poisson_delta
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar, check_sequence
 
 __all__ = [
     "NoiseFamily",
@@ -72,9 +73,30 @@ RELATIVE_LEVEL_TOLERANCE = 1e-12
 Level = float | Fraction
 
 
-def _check_order(*levels: Level) -> None:
-    if any(a >= b for a, b in zip(levels, levels[1:], strict=False)):
-        raise ValueError(f"noise levels must be strictly increasing here, got {levels}")
+def _check_levels(**levels: Level) -> None:
+    """Each named level a finite number > 0 (left in its own type), strictly increasing in the order given."""
+    for name, value in levels.items():
+        check_scalar(value, name, "real", min=0.0, inclusive="neither")
+    values = list(levels.values())
+    if any(a >= b for a, b in zip(values, values[1:], strict=False)):
+        shown = ", ".join(f"{name}={value}" for name, value in levels.items())
+        raise ValueError(f"noise levels {' < '.join(levels)} must be strictly increasing, got {shown}")
+
+
+def _check_noise(z: object, name: str, like: np.ndarray | None = None, like_name: str = "") -> np.ndarray:
+    """``z`` as an array of finite noise values (floats, or the exact grid integers; any shape, empty and 0-d
+    included) of the shape of ``like`` when given; exact integer (object) arrays are returned unchanged."""
+    arr = check_array(z, name)
+    if like is not None and arr.shape != np.shape(like):
+        raise ValueError(f"{like_name} and {name} must have the same shape, got {np.shape(like)} and {arr.shape}")
+    return z if isinstance(z, np.ndarray) and z.dtype == object else arr
+
+
+def _check_shape(shape: object) -> tuple[int, ...]:
+    """A noise shape: a tuple of non-negative ints (``()`` is one scalar), or one int."""
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    return tuple(check_sequence(shape, "shape", item=lambda v, name: check_scalar(v, name, "int", min=0)))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -107,7 +129,7 @@ class NoiseFamily(ABC):
 
     def check_level(self, level: object) -> Level:
         """Validate a noise level (finite, > 0) and return it in the family's internal number type."""
-        return check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        return check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
 
     @abstractmethod
     def sample(self, s: Level, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -158,32 +180,38 @@ class GaussianFamily(NoiseFamily):
         self.exact = False
 
     def check_x(self, x: object) -> np.ndarray:
-        return check_array(x, "x", dtype=np.float64, copy=True)
+        return _check_noise(check_array(x, "x", dtype=np.float64, copy=True), "x")
 
     def rho(self, s: Level) -> float:
         """zCDP parameter ``rho = Delta_2^2 / (2 s)`` of a single release at variance ``s``."""
-        return self.l2_sensitivity**2 / (2.0 * float(s))
+        return self.l2_sensitivity**2 / (2.0 * check_scalar(s, "s", "real", min=0.0, inclusive="neither"))
 
     def sample(self, s, shape, rng):
-        return math.sqrt(s) * rng.standard_normal(shape)
+        _check_levels(s=s)
+        return math.sqrt(s) * rng.standard_normal(_check_shape(shape))
 
     def forward(self, z, s_from, s_to, rng):
-        _check_order(s_from, s_to)
+        z = _check_noise(z, "z")
+        _check_levels(s_from=s_from, s_to=s_to)
         return z + math.sqrt(s_to - s_from) * rng.standard_normal(z.shape)
 
     def backward(self, z_later, s, s_later, rng):
-        _check_order(s, s_later)
+        z_later = _check_noise(z_later, "z_later")
+        _check_levels(s=s, s_later=s_later)
         return (s / s_later) * z_later + math.sqrt(s * (s_later - s) / s_later) * rng.standard_normal(
             z_later.shape
         )
 
     def bridge(self, z_lo, z_hi, s_lo, s, s_hi, rng):
-        _check_order(s_lo, s, s_hi)
+        z_lo = _check_noise(z_lo, "z_lo")
+        z_hi = _check_noise(z_hi, "z_hi", z_lo, "z_lo")
+        _check_levels(s_lo=s_lo, s=s, s_hi=s_hi)
         gap = s_hi - s_lo
         mean = z_lo + ((s - s_lo) / gap) * (z_hi - z_lo)
         return mean + math.sqrt((s - s_lo) * (s_hi - s) / gap) * rng.standard_normal(z_lo.shape)
 
     def output(self, x, z):
+        x, z = _check_noise(x, "x"), _check_noise(z, "z", x, "x")
         return x + z
 
     def __repr__(self) -> str:
@@ -219,7 +247,7 @@ class LaplaceFamily(NoiseFamily):
         self.grid_sensitivity = math.ceil(Fraction(self.l1_sensitivity) * Fraction(2) ** self.grid_bits)
 
     def check_x(self, x):
-        arr = check_array(x, "x", dtype=np.float64, copy=True)
+        arr = _check_noise(check_array(x, "x", dtype=np.float64, copy=True), "x")
         if not self.exact:
             return arr
         scaled = np.ldexp(arr, self.grid_bits)
@@ -232,12 +260,13 @@ class LaplaceFamily(NoiseFamily):
         return _object_ints(scaled)
 
     def check_level(self, level):
-        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
         return Fraction(level) if self.exact else value
 
     def epsilon(self, b: Level) -> float:
         """Pure-DP parameter of one release at scale ``b``: ``Delta_1 / b`` (grid sensitivity in exact
         mode)."""
+        check_scalar(b, "b", "real", min=0.0, inclusive="neither")
         if self.exact:
             return float(self.grid_sensitivity / (Fraction(b) * Fraction(2) ** self.grid_bits))
         return self.l1_sensitivity / float(b)
@@ -254,13 +283,16 @@ class LaplaceFamily(NoiseFamily):
         return 1 / (Fraction(b) * Fraction(2) ** self.grid_bits)
 
     def sample(self, s, shape, rng):
+        _check_levels(s=s)
+        shape = _check_shape(shape)
         if not self.exact:
             return rng.laplace(0.0, s, size=shape)
         gamma, src = self._gamma(s), _Bits(rng)
         return _object_ints([_discrete_laplace_exact(src, gamma) for _ in range(math.prod(shape))], shape)
 
     def forward(self, z, s_from, s_to, rng):
-        _check_order(s_from, s_to)
+        z = _check_noise(z, "z")
+        _check_levels(s_from=s_from, s_to=s_to)
         if not self.exact:
             keep = rng.random(z.shape) < (s_from / s_to) ** 2
             return z + np.where(keep, 0.0, rng.laplace(0.0, s_to, size=z.shape))
@@ -269,13 +301,16 @@ class LaplaceFamily(NoiseFamily):
         return _object_ints(out, z.shape)
 
     def backward(self, z_later, s, s_later, rng):
-        _check_order(s, s_later)
+        z_later = _check_noise(z_later, "z_later")
+        _check_levels(s=s, s_later=s_later)
         if not self.exact:
             return _laplace_bridge(np.zeros_like(z_later), z_later, 0.0, s, s_later, rng)
         return self._bridge_exact(_object_ints(np.zeros(z_later.shape)), z_later, None, s, s_later, rng)
 
     def bridge(self, z_lo, z_hi, s_lo, s, s_hi, rng):
-        _check_order(s_lo, s, s_hi)
+        z_lo = _check_noise(z_lo, "z_lo")
+        z_hi = _check_noise(z_hi, "z_hi", z_lo, "z_lo")
+        _check_levels(s_lo=s_lo, s=s, s_hi=s_hi)
         if not self.exact:
             return _laplace_bridge(z_lo, z_hi, s_lo, s, s_hi, rng)
         return self._bridge_exact(z_lo, z_hi, s_lo, s, s_hi, rng)
@@ -290,6 +325,7 @@ class LaplaceFamily(NoiseFamily):
         return _object_ints(out, z_lo.shape)
 
     def output(self, x, z):
+        x, z = _check_noise(x, "x"), _check_noise(z, "z", x, "x")
         if not self.exact:
             return x + z
         total = np.asarray(x + z, dtype=object)  # a 0-d sum comes back as a Python int
@@ -324,20 +360,23 @@ class PoissonFamily(NoiseFamily):
         arr = check_array(x, "counts", dtype=None)
         if arr.dtype.kind not in "iuf":
             raise TypeError(f"counts must be an array of non-negative integers, got dtype {arr.dtype}")
-        arr = check_array(arr, "counts")
+        arr = _check_noise(arr, "counts")
         if np.any(arr != np.round(arr)) or np.any(arr < 0):
             raise ValueError("counts must be an array of non-negative integers, got a negative or fractional entry")
         return arr.astype(np.int64)
 
     def check_level(self, level):
-        value = check_scalar(level, self.level_name, "real", min=0.0, inclusive="neither")
+        value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
         return Fraction(level) if self.exact else value
 
     def delta(self, s: Level, epsilon: float) -> float:
         """Tight ``delta(epsilon)`` of one release at rate ``s`` (:func:`poisson_delta`)."""
-        return poisson_delta(epsilon, float(s), self.sensitivity)
+        s = check_scalar(s, "s", "real", min=0.0, inclusive="neither")
+        return poisson_delta(epsilon, s, self.sensitivity)
 
     def sample(self, s, shape, rng):
+        _check_levels(s=s)
+        shape = _check_shape(shape)
         if not self.exact:
             return rng.poisson(s, size=shape).astype(np.int64)
         src = _Bits(rng)
@@ -346,25 +385,30 @@ class PoissonFamily(NoiseFamily):
         )
 
     def forward(self, z, s_from, s_to, rng):
-        _check_order(s_from, s_to)
+        z = _check_noise(z, "z")
+        _check_levels(s_from=s_from, s_to=s_to)
         return z + self.sample(s_to - s_from, z.shape, rng)
 
     def backward(self, z_later, s, s_later, rng):
-        _check_order(s, s_later)
+        z_later = _check_noise(z_later, "z_later")
+        _check_levels(s=s, s_later=s_later)
         return self._binomial(z_later, s / s_later, rng)
 
     def bridge(self, z_lo, z_hi, s_lo, s, s_hi, rng):
-        _check_order(s_lo, s, s_hi)
+        z_lo = _check_noise(z_lo, "z_lo")
+        z_hi = _check_noise(z_hi, "z_hi", z_lo, "z_lo")
+        _check_levels(s_lo=s_lo, s=s, s_hi=s_hi)
         return z_lo + self._binomial(z_hi - z_lo, (s - s_lo) / (s_hi - s_lo), rng)
 
     def _binomial(self, n: np.ndarray, p: Level, rng: np.random.Generator) -> np.ndarray:
         if not self.exact:
-            return rng.binomial(n, float(p)).astype(np.int64)
+            return np.asarray(rng.binomial(n, float(p)), dtype=np.int64)  # a 0-d n gives a Python int
         src = _Bits(rng)
         out = [_binomial_exact(rng, src, int(k), Fraction(p)) for k in n.ravel()]
         return np.array(out, dtype=np.int64).reshape(n.shape)
 
     def output(self, x, z):
+        x, z = _check_noise(x, "x"), _check_noise(z, "z", x, "x")
         return x + z
 
     def __repr__(self) -> str:
@@ -486,13 +530,10 @@ class MultipleRelease:
 
         By losslessness the subset is exactly as private as one release at this level.
         """
-        idx = list(indices)
+        n = len(self._releases)
+        idx = check_sequence(indices, "indices", item=lambda i, name: check_scalar(i, name, "int", min=-n, max=n - 1))
         if not idx:
             raise ValueError("indices must name at least one release")
-        n = len(self._releases)
-        for i in idx:
-            if not -n <= check_scalar(i, "release index", "int") < n:
-                raise IndexError(f"release index must be an integer in [-{n}, {n - 1}], got {i!r}")
         return min(self._releases[i][0] for i in idx)
 
     def __repr__(self) -> str:
@@ -600,6 +641,8 @@ class PoissonMultipleRelease(MultipleRelease):
     def release(self, level: Level | None = None, *, lam: Level | None = None) -> np.ndarray:
         """Release ``counts + Poisson(lam)`` noise coupled to the earlier releases."""
         _one_of(level=level, lam=lam)
+        if lam is not None:
+            check_scalar(lam, "lam", "real", min=0.0, inclusive="neither")
         return super().release(lam if level is None else level)
 
     def subset_delta(self, indices: Iterable[int], epsilon: float) -> float:

@@ -79,6 +79,8 @@ class ZeroBinFilter:
 
     def step(self, s: float, tau: float) -> float:
         """Advance to variance ``s`` (smaller than the previous one) with threshold ``tau``; return ``p``."""
+        s = check_scalar(s, "s", "real", min=0.0, inclusive="neither")
+        tau = check_scalar(tau, "tau", "real")
         u = 1.0 / s
         theta, sd = tau * u, math.sqrt(u)
         top, bottom = min(theta, _SPAN * sd), -_SPAN * sd
@@ -93,7 +95,8 @@ class ZeroBinFilter:
             if self.exhausted:
                 raise RuntimeError("no untouched zero bin is left; the filter cannot advance")
             if u <= self.u:
-                raise ValueError("gradual release needs strictly decreasing sigma")
+                raise ValueError(f"s must be smaller than the previous variance {1.0 / self.u} "
+                                 f"(gradual release needs strictly decreasing sigma), got {s}")
             kernel_sd = math.sqrt(u - self.u)
             h = min(self._h, kernel_sd / 8.0, (top - bottom) / (_MIN_POINTS - 1) if top > bottom else self._h)
             if (top - bottom) / h > _MAX_POINTS or (self._top + _SPAN * math.sqrt(self.u)) / h > _MAX_POINTS:
@@ -151,7 +154,10 @@ class SparseHistogramGradualRelease:
         check_instance(counts, "counts", Mapping, "a mapping key -> count")
         items = []
         for key, value in counts.items():
-            key = check_scalar(key, "key", "int", min=0, max=self.domain_size - 1)
+            key = check_scalar(key, "counts key", "int", min=0)
+            if key >= self.domain_size:
+                raise ValueError(f"counts key must be an integer in [0, {self.domain_size - 1}] "
+                                 f"(below domain_size={self.domain_size}), got {key}")
             value = check_scalar(value, f"counts[{key}]", "int", min=0)
             if value:
                 items.append((key, value))

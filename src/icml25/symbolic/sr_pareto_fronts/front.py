@@ -27,6 +27,7 @@ from icml25.symbolic.sr_pareto_fronts.fitting import (
 from icml25.symbolic.sr_pareto_fronts.grammar import (
     OPERATORS,
     Expression,
+    _parse,
     check_head_length,
     check_operators,
     count_fills,
@@ -34,7 +35,7 @@ from icml25.symbolic.sr_pareto_fronts.grammar import (
     parse_expression,
 )
 from icml25.utils.random import Seed
-from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_sequence
 
 COLUMNS = ("EquationLength", "EquationStructure", "EquationParameters", "NumericalIterations", "MSE", "R2")
 """The official CSV columns (the official files add ``EquationLambda``, ignored on reading)."""
@@ -68,11 +69,17 @@ def _official_order(rows: Iterable[FrontRow]) -> list[FrontRow]:
 def hypervolume(lengths: Sequence[int], r2: Sequence[float], max_length: int) -> float:
     """Area dominated by (length, R^2) points with reference point (max_length + 1, R^2 = 0).
 
-    Lower length and higher R^2 are better; points longer than ``max_length`` and negative R^2 count nothing.
+    Lower length and higher R^2 are better; points longer than ``max_length``, negative R^2 and ``None``
+    (a failed fit) count nothing.  ``lengths``: integers >= 1; ``r2``: finite numbers or None, one per length.
     """
+    lengths = check_sequence(lengths, "lengths", item=lambda v, name: check_scalar(v, name, "int", min=1))
+    r2 = check_sequence(r2, "r2", item=lambda v, name: None if v is None else check_scalar(v, name, "real"))
+    if len(lengths) != len(r2):
+        raise ValueError(f"lengths and r2 must have the same length, got {len(lengths)} and {len(r2)}")
+    max_length = check_scalar(max_length, "max_length", "int", min=1)
     best: dict[int, float] = {}
     for length, value in zip(lengths, r2, strict=True):
-        if value is not None and math.isfinite(value) and length <= max_length:
+        if value is not None and length <= max_length:
             best[int(length)] = max(best.get(int(length), 0.0), float(value))
     area, running = 0.0, 0.0
     steps = sorted(best)
@@ -133,12 +140,14 @@ class APOFront:
 
     def r2_at(self, length: int) -> float | None:
         """The best R^2 over expressions of exactly this length (None if the search has none)."""
+        length = check_scalar(length, "length", "int", min=1)
         return next((r.r2 for r in self.best_per_length() if r.length == length), None)
 
     def hypervolume(self, max_length: int | None = None) -> float:
         """:func:`hypervolume` of the best-per-length points (reference length: ``max_length`` + 1)."""
         rows = self.best_per_length()
-        return hypervolume([r.length for r in rows], [r.r2 for r in rows], max_length or self.max_length)
+        max_length = self.max_length if max_length is None else check_scalar(max_length, "max_length", "int", min=1)
+        return hypervolume([r.length for r in rows], [r.r2 for r in rows], max_length)
 
     def columns(self, which: str = "table") -> dict[str, list]:
         """Column name -> values (``pandas.DataFrame(front.columns())`` gives the official table)."""
@@ -284,7 +293,7 @@ def compare_optimizers(
     """Run :func:`apo_front` once per optimiser (same data, seed and grammar): method -> front.
 
     Each front's ``seconds`` is its total optimisation time, ``best_per_length()`` its best R^2 per length."""
-    names = [check_method(m) for m in methods]
+    names = [check_method(m) for m in check_sequence(methods, "methods")]
     if not names:
         raise ValueError("methods must name at least one optimiser")
     return {name: apo_front(X, y, method=name, **kwargs) for name in names}
@@ -385,9 +394,9 @@ class Scorecard:
         return path
 
 
-def _as_expression(item: Any) -> tuple[Expression, np.ndarray]:
+def _as_expression(item: Any, name: str) -> tuple[Expression, np.ndarray]:
     if isinstance(item, tuple) and len(item) == 2:
-        expression, values = _as_expression(item[0])
+        expression, values = _as_expression(item[0], name)
         given = np.asarray(item[1], dtype=float).ravel()
         if given.size != expression.n_constants:
             raise ValueError(f"{expression.string} has {expression.n_constants} constants, got {given.size} values")
@@ -395,8 +404,8 @@ def _as_expression(item: Any) -> tuple[Expression, np.ndarray]:
     if isinstance(item, Expression):
         return item, np.full(item.n_constants, np.nan)
     if isinstance(item, str):
-        return parse_expression(item)
-    raise TypeError(f"an expression must be a string, an Expression or (expression, constants), got {item!r}")
+        return _parse(item, name)
+    raise TypeError(f"{name}: an expression must be a string, an Expression or (expression, constants), got {item!r}")
 
 
 def score_against_front(
@@ -426,7 +435,8 @@ def score_against_front(
     tolerance = check_scalar(tolerance, "tolerance", "real", min=0.0)
     check_bool(refit, "refit")
     data = prepare_data(X, y, front.standardize if standardize is None else standardize)
-    items = [_as_expression(item) for item in expressions]
+    items = [_as_expression(item, f"expressions[{i}]")
+             for i, item in enumerate(check_sequence(expressions, "expressions", min_len=1))]
     for expression, _ in items:
         if expression.n_features > data.n_features:
             raise ValueError(f"{expression.string} uses {expression.n_features} features, X has {data.n_features}")

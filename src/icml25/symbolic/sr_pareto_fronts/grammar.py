@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from icml25.utils.validation import check_array, check_scalar
+from icml25.utils.validation import check_array, check_scalar, check_sequence
 
 OPERATORS: dict[str, tuple[int, bool]] = {
     "Pow": (2, False),
@@ -60,7 +60,7 @@ def check_operators(operators: Iterable[str]) -> tuple[str, ...]:
     """Validate an operator subset of :data:`OPERATORS`; return it as a tuple in the given order."""
     if isinstance(operators, str):
         raise TypeError("operators must be a sequence of operator names, not a single string")
-    names = tuple(operators)
+    names = tuple(check_sequence(operators, "operators"))
     if not names:
         raise ValueError("operators must name at least one operator")
     unknown = [n for n in names if n not in OPERATORS]
@@ -87,12 +87,12 @@ def decode_karva(symbols: Sequence[str], operators: Iterable[str] = tuple(OPERAT
     their string form.  Example: ``["Sub", "Mul", "R", "R", "R"]`` -> ``"Sub(Mul(R,R),R)"``.
     """
     ops = set(check_operators(operators))
-    symbols = list(symbols)
+    symbols = check_sequence(symbols, "symbols")
     bad = [s for s in symbols if s != "R" and s not in ops]
     if bad:
         raise ValueError(f"unknown symbols {bad}; allowed: {sorted(ops)} and 'R'")
     if not symbols:
-        raise ValueError("a k-expression needs at least one symbol")
+        raise ValueError("symbols must hold at least one symbol (a k-expression), got none")
     root: list = [symbols[0], []]
     queue = [root] if symbols[0] != "R" else []
     position = 1
@@ -156,7 +156,7 @@ class Expression:
     __slots__ = ("_fn", "length", "n_constants", "n_features", "string", "tree")
 
     def __init__(self, text: str) -> None:
-        expression, _ = parse_expression(text)
+        expression, _ = _parse(text, "text")
         self._init(expression.tree)
 
     @classmethod
@@ -199,20 +199,39 @@ class Expression:
         return _commutative_key(self.tree)
 
     def evaluate(self, XT: np.ndarray, constants: np.ndarray | Sequence[float] = ()) -> Any:
-        """Fast evaluation without checks: ``XT`` holds the features as rows (d, n).
+        """Fast evaluation: ``XT`` holds the features as rows (d >= n_features, n), ``constants`` the
+        ``n_constants`` values (1-d).  NaN and inf propagate (as in :meth:`predict`).
 
-        Returns an array, or a scalar for a constant-only expression.
+        Returns an array, or a scalar for a constant-only expression.  Only the dimensions are checked up
+        front (this is the optimisers' inner loop); a call that fails is diagnosed before its error surfaces.
         """
         if self._fn is None:
             self._fn = _compile(self.tree)
-        return self._fn(XT, constants)
+        if getattr(XT, "ndim", None) != 2 or getattr(constants, "ndim", 1) != 1:
+            XT, constants = self._check_evaluate(XT, constants)
+        try:
+            return self._fn(XT, constants)
+        except (TypeError, ValueError, IndexError, KeyError):
+            self._check_evaluate(XT, constants)
+            raise
+
+    def _check_evaluate(self, XT: Any, constants: Any) -> tuple[np.ndarray, np.ndarray]:
+        XT = check_array(XT, "XT", ndim=2, dtype=float, finite=False)
+        if XT.shape[0] < self.n_features:
+            raise ValueError(f"XT must have at least {self.n_features} rows (features) for {self.string}, "
+                             f"got shape {XT.shape}")
+        constants = check_array(constants, "constants", ndim=1, dtype=float, finite=False)
+        if constants.size < self.n_constants:
+            raise ValueError(f"constants must hold the {self.n_constants} constants of {self.string}, "
+                             f"got {constants.size}")
+        return XT, constants
 
     def predict(self, X: np.ndarray, constants: np.ndarray | Sequence[float] | None = None) -> np.ndarray:
         """f(X; constants) for X of shape (n, d) -> (n,); Pow is |a|^b, Div is unprotected (inf/NaN kept)."""
-        X = check_array(X, "X", ndim=2, dtype=float, finite=False)
+        X = check_array(X, "X", ndim=2, dtype=float, finite=False, min_len=1)
         if X.shape[1] < self.n_features:
             raise ValueError(f"{self.string} uses {self.n_features} features, X has {X.shape[1]}")
-        values = np.zeros(0) if constants is None else np.asarray(constants, dtype=float).ravel()
+        values = np.zeros(0) if constants is None else check_array(constants, "constants", ndim=1, dtype=float)
         if values.size != self.n_constants:
             raise ValueError(f"{self.string} has {self.n_constants} constants, got {values.size}")
         with np.errstate(all="ignore"):
@@ -225,8 +244,10 @@ class Expression:
             import sympy
         except ImportError as exc:  # pragma: no cover - sympy is installed with torch here
             raise ImportError("Expression.to_sympy needs sympy: pip install sympy") from exc
-        if constants is not None and len(constants) != self.n_constants:
-            raise ValueError(f"{self.string} has {self.n_constants} constants, got {len(constants)}")
+        if constants is not None:
+            constants = check_array(constants, "constants", ndim=1, dtype=float).tolist()
+            if len(constants) != self.n_constants:
+                raise ValueError(f"{self.string} has {self.n_constants} constants, got {len(constants)}")
 
         def build(node: tuple) -> Any:
             if node[0] == "x":
@@ -340,13 +361,21 @@ def parse_expression(text: str) -> tuple[Expression, np.ndarray]:
     become constants with that value (unary minus included).  Constant-only operators are folded.
     The returned values hold NaN for free constants.  Anything outside {+, -, *, /, pow} raises ValueError.
     """
+    return _parse(text, "text")
+
+
+def _parse(text: Any, name: str) -> tuple[Expression, np.ndarray]:
+    """:func:`parse_expression` with the argument's ``name`` in the messages."""
     if not isinstance(text, str):
-        raise TypeError(f"expression must be a string, got {type(text).__name__}")
+        raise TypeError(f"{name} must be an expression string, got {type(text).__name__}")
     try:
         body = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise ValueError(f"cannot parse expression {text!r}: {exc.msg}") from exc
-    return fold_and_number(_from_ast(body, text))
+        raise ValueError(f"{name}: cannot parse expression {text!r}: {exc.msg}") from exc
+    try:
+        return fold_and_number(_from_ast(body, text))
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _from_ast(node: ast.AST, text: str) -> tuple:
