@@ -75,7 +75,7 @@ def _sets():
 
 
 # The merging rules act on the last axis; leading axes are batch axes, so an extra one ("ndim") is valid.
-def _PV():
+def _pvalues():
     return {"p": np.array([[0.2, 0.4, 0.6], [0.1, 0.5, 0.9]])}
 
 EXAMPLES = {
@@ -149,10 +149,12 @@ EXAMPLES = {
     "icml25.conformal.merge_counts": Example(
         cc.merge_counts, lambda: {"counts": np.array([[1.0, 2.0], [0.0, 3.0]]), "sizes": np.array([4, 4]),
                                   "combine": "u", "u": 0.5}, allow={"counts": "ndim"}),
-    "icml25.conformal.merge_mean": Example(cc.merge_mean, _PV, allow={"p": "ndim"}),
-    "icml25.conformal.merge_exchangeable": Example(cc.merge_exchangeable, _PV, allow={"p": "ndim"}),
-    "icml25.conformal.merge_uniform": Example(cc.merge_uniform, lambda: {**_PV(), "u": np.array([0.3, 0.7])}, allow={"p": "ndim"}),
-    "icml25.conformal.merge_eu": Example(cc.merge_eu, lambda: {**_PV(), "u": np.array([0.3, 0.7])}, allow={"p": "ndim"}),
+    "icml25.conformal.merge_mean": Example(cc.merge_mean, _pvalues, allow={"p": "ndim"}),
+    "icml25.conformal.merge_exchangeable": Example(cc.merge_exchangeable, _pvalues, allow={"p": "ndim"}),
+    "icml25.conformal.merge_uniform": Example(cc.merge_uniform, lambda: {**_pvalues(), "u": np.array([0.3, 0.7])},
+                                              allow={"p": "ndim"}),
+    "icml25.conformal.merge_eu": Example(cc.merge_eu, lambda: {**_pvalues(), "u": np.array([0.3, 0.7])},
+                                         allow={"p": "ndim"}),
     "icml25.conformal.vovk_pooled": Example(
         cc.vovk_pooled, lambda: {"counts": np.array([[1.0, 2.0], [0.0, 3.0]]), "n": 8}, positive=("n",),
         allow={"counts": "ndim"}),

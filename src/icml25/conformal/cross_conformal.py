@@ -229,7 +229,7 @@ def merge_counts(
     check_choice(combine, "combine", COMBINES)
     counts = check_array(counts, "counts")
     if counts.ndim == 0 or counts.size == 0:
-        raise ValueError(f"counts must be non-empty with one count per fold on the last axis, got shape {counts.shape}")
+        raise ValueError(f"counts must be non-empty, with one count per fold on the last axis, got {counts.shape}")
     sizes = check_array(sizes, "sizes", shape=(counts.shape[-1],))
     if np.any(sizes < 1):
         raise ValueError(f"sizes must hold fold sizes >= 1, got min {sizes.min():g}")

@@ -25,7 +25,7 @@ from icml25.utils.validation import check_array, check_scalar
 def _check_pvalues(p: np.ndarray) -> np.ndarray:
     p = check_array(p, "p", dtype=float)
     if p.ndim == 0 or p.size == 0:
-        raise ValueError(f"p must be non-empty with a last axis holding the fold p-values, got shape {p.shape}")
+        raise ValueError(f"p must be non-empty, with a non-empty last axis of fold p-values, got shape {p.shape}")
     if p.min() < 0.0 or p.max() > 1.0:
         raise ValueError(f"p must hold p-values in [0, 1], got values in [{p.min():g}, {p.max():g}]")
     return p
@@ -92,7 +92,7 @@ def vovk_pooled(counts: np.ndarray, n: int) -> np.ndarray:
     counts = check_array(counts, "counts")
     if counts.ndim == 0 or counts.size == 0:
         raise ValueError(
-            f"counts must have a non-empty last axis (one count per fold), got shape {counts.shape}"
+            f"counts must be non-empty, with a non-empty last axis (one count per fold), got shape {counts.shape}"
         )
     n = check_scalar(n, "n", "int", min=1)
     if counts.min() < 0 or counts.sum(axis=-1).max() > n:
