@@ -127,7 +127,7 @@ EXAMPLES = {
         paired=[("X", "y")]),
     "icml25.learning_theory.EarlyStoppedLogisticGD.stop_at": Example(
         lambda **kw: lt.EarlyStoppedLogisticGD(max_eta_t=100.0, n_checkpoints=5, random_state=0).fit(
-            *_logreg_data()).stop_at(**kw), {"index": 2}),
+            *_logreg_data()).stop_at(**kw), {"index": 2}, allow={"index": "neg"}),
     "icml25.learning_theory.EarlyStoppedLogisticGD.decision_function": Example(
         lambda **kw: _gd().decision_function(**kw), _xgd),
     "icml25.learning_theory.EarlyStoppedLogisticGD.predict_proba": Example(
@@ -145,7 +145,8 @@ EXAMPLES = {
     "icml25.learning_theory.GaussianLogisticModel.calibration_error": Example(
         lambda **kw: _gauss().calibration_error(**kw), _w),
     "icml25.learning_theory.empirical_logistic_loss": Example(
-        lt.empirical_logistic_loss, lambda: {"W": np.zeros(30), **_xy()}, paired=[("X", "y")]),
+        lt.empirical_logistic_loss, lambda: {"W": np.zeros(30), **_xy()}, paired=[("X", "y")],
+        allow={"W": "ndim"}),
     "icml25.learning_theory.max_margin_direction": Example(
         lt.max_margin_direction, _xy, paired=[("X", "y")], positive=("tol", "max_iter")),
     "icml25.learning_theory.ridge_logistic_path": Example(
@@ -170,7 +171,7 @@ EXAMPLES = {
     "icml25.learning_theory.linear_net_dim": Example(lt.linear_net_dim, {"widths": (2, 2, 1)}),
     "icml25.learning_theory.neurovariety_dim": Example(
         lt.neurovariety_dim, {"widths": (2, 2, 1), "r": 2, "n_seeds": 1, "seed": 0},
-        positive=("r", "n_seeds", "prime")),
+        positive=("r", "n_seeds", "prime"), allow={"prime": "none"}),
     "icml25.learning_theory.param_rank": Example(
         lt.param_rank, lambda: {"widths": (2, 2, 1), "r": 2, "theta": _theta(), "seed": 0}, positive=("r",)),
     "icml25.learning_theory.rank_with_samples": Example(
@@ -200,7 +201,8 @@ EXAMPLES = {
     "icml25.learning_theory.TwoLayerPatchCNN": Example(
         lt.TwoLayerPatchCNN, {"d": 3, "m": 2, "seed": 0}, positive=("d", "m", "q", "init_std", "rho")),
     "icml25.learning_theory.TwoLayerPatchCNN.act": Example(
-        lambda **kw: _cnn().act(**kw), lambda: {"z": _torch().tensor([-1.0, 0.5, 2.0])}, allow={"z": ("nan", "empty", "ndim")}),
+        lambda **kw: _cnn().act(**kw), lambda: {"z": _torch().tensor([-1.0, 0.5, 2.0])},
+        allow={"z": ("nan", "empty", "ndim")}),
     "icml25.learning_theory.TwoLayerPatchCNN.forward": Example(
         lambda **kw: _cnn()(**kw), lambda: {"x": _torch().ones(2, 4, 3)}, allow={"x": ("nan", "empty")}),
     "icml25.learning_theory.DynamicsTracker": Example(lt.DynamicsTracker, _tracker_kwargs,
@@ -228,7 +230,8 @@ EXAMPLES = {
                                            positive=("eps", "alpha")),
     "icml25.learning_theory.clean_accuracy": Example(lt.clean_accuracy, _acc_kwargs, paired=[("X", "y")]),
     "icml25.learning_theory.robust_accuracy": Example(
-        lt.robust_accuracy, lambda: {**_acc_kwargs(), "eps": 0.05, "steps": 2}, paired=[("X", "y")], allow={"clip": "none"},
+        lt.robust_accuracy, lambda: {**_acc_kwargs(), "eps": 0.05, "steps": 2}, paired=[("X", "y")],
+        allow={"clip": "none"},
         positive=("eps", "steps", "restarts", "alpha", "batch_size")),
     "icml25.learning_theory.adversarial_train": Example(
         lt.adversarial_train, lambda: {**_acc_kwargs(), "eps": 0.05, "epochs": 1, "steps": 1, "batch_size": 2},
