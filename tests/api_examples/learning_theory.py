@@ -69,7 +69,8 @@ def _variety():
 def _clf():
     torch = _torch()
     g = torch.Generator().manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    with torch.random.fork_rng(devices=[]):  # the layers' default initialisation must not draw from the global RNG
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(torch.randn(p.shape, generator=g) * 0.5)
