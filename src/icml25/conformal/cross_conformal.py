@@ -533,8 +533,9 @@ class CrossConformalClassifier(_CrossConformal):
 
     Parameters are those of :class:`CrossConformalRegressor` without the grid; ``estimator`` must have
     ``predict_proba`` (default ``LogisticRegression(max_iter=1000)``).  A class missing from a fold's
-    training part gets probability 0 (score 1) from that fold's model.  ``predict_set`` returns a boolean
-    mask of shape ``(n_test, n_classes)`` over ``classes_``.
+    training part gets probability 0 (score 1) from that fold's model; a training part holding a single
+    class gets a constant model giving it probability 1 (most classifiers refuse to fit one class).
+    ``predict_set`` returns a boolean mask of shape ``(n_test, n_classes)`` over ``classes_``.
     """
 
     _classify = True
