@@ -91,7 +91,7 @@ def _check_model(model: nn.Module) -> nn.Module:
     return check_instance(model, "model", nn.Module, "a torch.nn.Module")
 
 
-def _check_clip(clip: Clip) -> Clip:
+def check_clip(clip: Clip) -> Clip:
     """``None`` or a pair ``(low, high)`` of finite numbers with ``low < high``."""
     if clip is None:
         return None
@@ -114,7 +114,7 @@ def _check_inputs(x: torch.Tensor, y: torch.Tensor, clip: Clip, clip_inputs: boo
                   names: tuple[str, str] = ("x", "y")) -> torch.Tensor:
     _check_data(x, y, names)
     check_bool(clip_inputs, "clip_inputs")
-    clip = _check_clip(clip)
+    clip = check_clip(clip)
     if clip is None:
         return x
     lo, hi = clip

@@ -41,7 +41,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from icml25.learning_theory.attacks import Clip, _check_clip
+from icml25.learning_theory.attacks import Clip, check_clip
 from icml25.utils.random import Seed, torch_generator
 from icml25.utils.validation import (
     check_array,
@@ -148,7 +148,7 @@ class RobustMemorizer(nn.Module):
         if X_train.ndim < 2 or y_train.ndim != 1 or X_train.shape[0] != y_train.shape[0] or X_train.shape[0] == 0:
             raise ValueError(f"X_train must be (n, ...) and y_train (n,) with n > 0, got {tuple(X_train.shape)} "
                              f"and {tuple(y_train.shape)}")
-        clip = _check_clip(clip)
+        clip = check_clip(clip)
         if clip is not None and bool(((X_train < clip[0]) | (X_train > clip[1])).any()):
             raise ValueError(f"X_train lies outside the clip range {clip}")
         self.clean_model, self.eps, self.tau, self.norm, self.clip = clean_model, float(eps), float(tau), norm, clip
