@@ -264,7 +264,8 @@ def robust_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, eps: 
     _check_model(model)
     check_choice(attack, "attack", ATTACKS)
     check_bool(check_masking, "check_masking")
-    _check_inputs(X, y, clip, clip_inputs=False, names=("X", "y"))
+    _check_data(X, y, ("X", "y"))
+    check_clip(clip)
     generator = torch_generator(seed)
     size = batch_size or X.shape[0]
     hits = 0
