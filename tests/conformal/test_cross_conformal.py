@@ -456,3 +456,75 @@ def test_empirical_coverage_of_all_methods_is_near_nominal():
         hits["cv+"].extend(covers(cvp.predict_set(X[100:]), y[100:]))
     coverage = {k: float(np.mean(v)) for k, v in hits.items()}
     assert all(0.8 <= c <= 0.97 for c in coverage.values()), coverage
+
+
+# ---------------------------------------------------------------- argument checks (issue 19)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "method"),
+    [
+        (CrossConformalClassifier(), "predict"),
+        (CrossConformalClassifier(), "predict_set"),
+        (CrossConformalRegressor(), "predict_set"),
+        (SplitConformalRegressor(), "predict"),
+        (SplitConformalRegressor(), "predict_interval"),
+        (SplitConformalClassifier(), "predict_set"),
+        (CVPlusRegressor(), "predict_interval"),
+    ],
+)
+def test_unfitted_estimators_raise_not_fitted_error(estimator, method):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        getattr(estimator, method)(np.zeros((2, 3)))
+
+
+def test_cross_conformal_classifier_fits_a_fold_whose_training_part_has_one_class():
+    # The fold holding the only point of class 1 leaves a training part of class 0 alone, on which
+    # LogisticRegression refuses to fit; that fold's model now gives class 0 probability 1.
+    X = np.arange(10, dtype=float)[:, None]
+    y = np.array([0] * 9 + [1])
+    model = CrossConformalClassifier(n_folds=5, random_state=0).fit(X, y)
+    proba = model.predict_proba(X[:3])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.predict_set(X[:3]).shape == (3, 2)
+
+
+def test_split_conformal_classifier_fits_when_the_training_part_has_one_class():
+    X = np.arange(10, dtype=float)[:, None]
+    y = np.array([0] * 9 + [1])
+    model = SplitConformalClassifier(calibration_size=0.2, random_state=3).fit(X, y)
+    assert model.predict_pvalues(X[:2]).shape == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": float("nan")}, "alpha"),
+        ({"n": 0}, "n must"),
+        ({"n_folds": 1}, "n_folds"),
+        ({"target": "nope"}, "target"),
+    ],
+)
+@pytest.mark.parametrize("function", [coverage_guarantee, effective_alpha])
+def test_guarantee_functions_validate_their_arguments(function, kwargs, match):
+    args = {"alpha": 0.1, "n": 100, "n_folds": 5, "combine": "vovk", **kwargs}
+    with pytest.raises(ValueError, match=match):
+        function(**args)
+
+
+def test_fit_messages_name_the_argument():
+    X, y = linear_data(20, 3, seed=0)
+    with pytest.raises(ValueError, match="n_samples = 1"):
+        CrossConformalRegressor().fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="X and y must have the same length"):
+        SplitConformalRegressor().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="y"):
+        CVPlusRegressor().fit(X, np.where(np.arange(20) == 0, np.nan, y))
+    model = CrossConformalRegressor(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="X has 2 features, but CrossConformalRegressor is expecting 3"):
+        model.predict(X[:, :2])
+    with pytest.raises(TypeError, match="random_state"):
+        SplitConformalRegressor(random_state="abc").fit(X, y)

@@ -419,3 +419,65 @@ def test_seeds_accept_numpy_generators_and_leave_the_global_torch_rng_alone():
     assert torch.equal(torch.random.get_rng_state(), before)
     with pytest.raises(TypeError, match="seed"):
         TwoLayerPatchCNN(6, 3, seed="zero")
+
+
+# ---------------------------------------------------------------- argument checks (issue 19)
+
+
+def _three_class_model() -> nn.Sequential:
+    g = torch.Generator().manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+    return model
+
+
+def _four_points() -> tuple[torch.Tensor, torch.Tensor]:
+    X = torch.tensor([[0.1] * 4, [0.9] * 4, [0.1, 0.9, 0.1, 0.9], [0.9, 0.1, 0.9, 0.1]])
+    return X, torch.tensor([0, 1, 2, 0])
+
+
+def test_clean_accuracy_rejects_nan_features():
+    # One NaN feature used to give a finite accuracy (0.54 on digits): a statistic from invalid input.
+    X, y = _four_points()
+    X[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="X must contain only finite values"):
+        clean_accuracy(_three_class_model(), X, y)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda X, y, m: clean_accuracy(m, X, y[:-1]), ValueError, "X must be"),
+        (lambda X, y, m: clean_accuracy("model", X, y), TypeError, "model must be a torch.nn.Module"),
+        (lambda X, y, m: pgd(m, X, None, eps=0.1), TypeError, "y must be a torch.Tensor"),
+        (lambda X, y, m: pgd(m, X, y, eps=0.1, clip=()), ValueError, "clip"),
+        (lambda X, y, m: pgd(m, X, y, eps=0.1, random_start="yes"), TypeError, "random_start"),
+        (lambda X, y, m: robust_accuracy(m, X.numpy(), y, eps=0.1), TypeError, "X must be a torch.Tensor"),
+        (lambda X, y, m: adversarial_train(None, X, y, eps=0.1, epochs=1), TypeError, "model"),
+        (lambda X, y, m: adversarial_train(m, X, y, eps=0.1, epochs=1, weight_decay=-1.0), ValueError,
+         "weight_decay"),
+        (lambda X, y, m: RobustMemorizer(m, X, y, eps=0.05, clip=(0.0,)), ValueError, "clip"),
+        (lambda X, y, m: RobustMemorizer(m, X, y, eps=0.05).forward(X[:, :2]), ValueError, "x must have shape"),
+        (lambda X, y, m: RobustMemorizer(m, X, y, eps=0.05).certify(X, None), TypeError, "y must be"),
+        (lambda X, y, m: RobustMemorizer(m, X, None, eps=0.05), TypeError, "y_train"),
+        (lambda X, y, m: interval_bounds(m, X.clone().fill_(float("nan")), X), ValueError, "lower"),
+        (lambda X, y, m: separation("X"), TypeError, "X must be a torch.Tensor"),
+        (lambda X, y, m: separation(X, y[:2]), ValueError, "X and y must have the same length"),
+        (lambda X, y, m: DynamicsTracker(None, np.ones((2, 3))), TypeError, "w_star"),
+        (lambda X, y, m: DynamicsTracker(np.ones(3), np.full((2, 3), np.nan)), ValueError, "train_noise"),
+        (lambda X, y, m: TwoLayerPatchCNN(3).forward("x"), TypeError, "x must be a torch.Tensor"),
+    ],
+)
+def test_cgro_and_attack_names_reject_bad_arguments_clearly(call, error, match):
+    X, y = _four_points()
+    with pytest.raises(error, match=match):
+        call(X, y, _three_class_model())
+
+
+def test_stages_reject_a_fraction_that_is_not_a_number():
+    tracker = DynamicsTracker(np.array([1.0, 0.0, 0.0]), np.eye(3)[1:])
+    tracker(0, TwoLayerPatchCNN(3, m=2))
+    with pytest.raises(TypeError, match="feature_fraction"):
+        tracker.stages(feature_fraction="0.9")

@@ -391,3 +391,31 @@ def test_model_bad_calls():
 def test_module_docstring_example_runs():
     result = doctest.testmod(esl, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- argument checks (issue 19)
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "decision_function"])
+def test_unfitted_gd_raises_not_fitted_error(method):
+    with pytest.raises(NotFittedError):
+        getattr(EarlyStoppedLogisticGD(), method)(np.zeros((2, 3)))
+
+
+def test_gd_messages_use_the_scikit_learn_forms():
+    _, X, y = _data()
+    with pytest.raises(ValueError, match="n_samples = 1"):
+        EarlyStoppedLogisticGD().fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="X and y must have the same length"):
+        EarlyStoppedLogisticGD().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        EarlyStoppedLogisticGD().fit(X, None)
+    with pytest.raises(ValueError, match="continuous"):
+        EarlyStoppedLogisticGD().fit(X, np.linspace(0.0, 1.0, len(y)))
+    with pytest.raises(TypeError, match="random_state"):
+        EarlyStoppedLogisticGD(random_state="abc").fit(X, y)
+    gd = EarlyStoppedLogisticGD(max_eta_t=10.0, n_checkpoints=3, stop="none").fit(X, y)
+    with pytest.raises(ValueError, match=f"X has 3 features, but EarlyStoppedLogisticGD is expecting {X.shape[1]}"):
+        gd.predict(X[:, :3])
+    with pytest.raises(ValueError, match="max_iter"):
+        ridge_logistic_path(X, y, [1.0], max_iter=0)

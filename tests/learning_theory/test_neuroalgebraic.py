@@ -288,3 +288,25 @@ def test_other_bad_input():
         numerical_rank(np.array([[np.inf, 1.0]]))
     with pytest.raises(ValueError, match="too large for symbolic minors"):
         quadratic_shallow_equations(8, 2)
+
+
+# ---------------------------------------------------------------- argument checks (issue 19)
+
+
+def test_polynet_and_helpers_reject_bad_arguments_clearly():
+    net = PolyNet((2, 2, 1), 2)
+    theta = net.random_params(0)
+    with pytest.raises(ValueError, match="theta must contain only finite values"):
+        net.jacobian(np.where(np.arange(theta.size) == 0, np.nan, theta), net.random_points(3, 0))
+    with pytest.raises(ValueError, match="X must have shape"):
+        net.forward(theta, np.zeros((0, 2)))
+    with pytest.raises(TypeError, match="layers"):
+        net.pack(None)
+    with pytest.raises(TypeError, match="bias"):
+        linear_net_dim((2, 2, 1), bias="yes")
+    with pytest.raises(ValueError, match="d1 must be"):
+        quadratic_coefficients(theta, 2, 0)
+    with pytest.raises(TypeError, match="variety"):
+        is_singular_point("variety", np.zeros(3))
+    with pytest.raises(ValueError, match="point must be a 1-d array"):
+        is_singular_point(quadratic_shallow_equations(2, 1), np.ones((1, 3)))

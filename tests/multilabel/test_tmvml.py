@@ -456,3 +456,54 @@ def test_docs_example_in_module_docstring_runs():
         warnings.simplefilter("ignore")
         result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 5
+
+
+# ---------------------------------------------------------------- argument checks (issue 19)
+
+
+def _tiny_views(n: int = 12):
+    rng = np.random.default_rng(0)
+    views = [rng.normal(size=(n, 3)), rng.normal(size=(n, 2))]
+    Y = (np.column_stack([views[0][:, 0], views[1][:, 0]]) > 0).astype(int)
+    return views, Y
+
+
+@pytest.mark.parametrize("estimator", [TMvML(), ConcatRidge(), LowRankRidge(), MultiLabelKNN()])
+def test_unfitted_multilabel_estimators_raise_not_fitted_error(estimator):
+    from sklearn.exceptions import NotFittedError
+
+    views, _ = _tiny_views()
+    with pytest.raises(NotFittedError):
+        estimator.decision_function(views)
+    with pytest.raises(NotFittedError):
+        estimator.predict(views)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "error", "match"),
+    [
+        (MultiLabelKNN(3, threshold="0.5"), TypeError, "threshold"),
+        (ConcatRidge(ensure_label=None), TypeError, "ensure_label"),
+        (TMvML(random_state="abc", max_iter=2), TypeError, "random_state"),
+    ],
+)
+def test_multilabel_hyperparameters_are_checked_in_fit(estimator, error, match):
+    with pytest.raises(error, match=match):
+        estimator.fit(*_tiny_views())
+
+
+def test_score_and_view_helpers_name_their_arguments():
+    views, Y = _tiny_views()
+    model = MultiLabelKNN(3).fit(views, Y)
+    with pytest.raises(TypeError, match="Y must be"):
+        model.score(views, None)
+    with pytest.raises(ValueError, match="Y must have one row per sample"):
+        model.score(views, Y[:-1])
+    from icml25.multilabel import check_labels, check_views
+
+    with pytest.raises(ValueError, match="n_samples"):
+        check_labels(Y, 0)
+    with pytest.raises(TypeError, match="n_views"):
+        check_views(views, "2")
+    with pytest.raises(ValueError, match="W must"):
+        TMvML().rotate(np.zeros((2, 3)))

@@ -33,14 +33,24 @@ grid instead.  ``SplitConformalRegressor``, ``SplitConformalClassifier`` and ``C
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.utils.validation import check_X_y
+from sklearn.utils import check_array as sk_check_array
+from sklearn.utils.validation import column_or_1d, validate_data
 
 from icml25.conformal.merging import merge_eu, merge_exchangeable, merge_mean, merge_uniform, vovk_pooled
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_choice, check_is_fitted, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_choice,
+    check_consistent_length,
+    check_is_fitted,
+    check_scalar,
+    check_sequence,
+)
 
 COMBINES = ("mod", "vovk", "e", "u", "eu")
 TARGETS = ("mod", "vovk")
@@ -87,14 +97,58 @@ def _check_estimator(estimator: object, default: BaseEstimator, methods: tuple[s
     return estimator
 
 
-def _check_features(estimator: BaseEstimator, X: np.ndarray) -> np.ndarray:
-    check_is_fitted(estimator, "n_features_in_")
-    X = check_array(X, "X", ndim=2, dtype=float)
-    if X.shape[1] != estimator.n_features_in_:
+def _named(label: str, validate, *args, **kwargs):
+    """Run one of scikit-learn's validators; a message that does not name the argument gets its label."""
+    try:
+        return validate(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", str(exc)):
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{label}: {exc}") from exc
+
+
+def _fit_data(
+    estimator: BaseEstimator, X: np.ndarray, y: np.ndarray, *, y_numeric: bool, min_samples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` (2-d, finite, recorded as ``n_features_in_``) and ``y`` (1-d, finite, as long as X) for ``fit``."""
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
+    X = _named("X", validate_data, estimator, X, reset=True)
+    y = _named("y", sk_check_array, y, ensure_2d=False, dtype="numeric" if y_numeric else None,
+               input_name="y")
+    y = _named("y", column_or_1d, y, warn=True)
+    check_consistent_length(X, y, names=("X", "y"))
+    if X.shape[0] < min_samples:
         raise ValueError(
-            f"X has {X.shape[1]} features, but the model was fitted with {estimator.n_features_in_}"
+            f"X has n_samples = {X.shape[0]}, but {type(estimator).__name__} needs at least {min_samples}"
         )
-    return X
+    return X, y
+
+
+def _check_features(estimator: BaseEstimator, X: np.ndarray) -> np.ndarray:
+    """``X`` for prediction: a fitted estimator, finite 2-d data with the fitted number of features."""
+    check_is_fitted(estimator, "n_features_in_")
+    return _named("X", validate_data, estimator, X, reset=False)
+
+
+class _OneClassModel:
+    """The fitted model of a training part that holds a single class: that class with probability 1."""
+
+    def __init__(self, label: object) -> None:
+        self.classes_ = np.array([label])
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        return np.ones((X.shape[0], 1))
+
+
+def _fit_model(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray, classify: bool):
+    """A clone of ``estimator`` fitted on ``(X, y)``; a classifier's part with one class gets a constant model
+    (most classifiers refuse to fit a single class)."""
+    if classify:
+        labels = np.unique(y)
+        if labels.size == 1:
+            return _OneClassModel(labels[0])
+    return clone(estimator).fit(X, y)
 
 
 def _fold_indices(n: int, n_folds: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -127,15 +181,24 @@ def _class_scores(model: BaseEstimator, X: np.ndarray, classes: np.ndarray) -> n
     return 1.0 - full
 
 
+def _check_level(alpha: float, n: int, n_folds: int, combine: str, target: str) -> None:
+    check_scalar(alpha, "alpha", "real", min=0.0, max=1.0, inclusive="neither")
+    n = check_scalar(n, "n", "int", min=1)
+    check_scalar(n_folds, "n_folds", "int", min=2, max=max(n, 2))
+    check_choice(combine, "combine", COMBINES)
+    check_choice(target, "target", TARGETS)
+
+
 def effective_alpha(alpha: float, n: int, n_folds: int, combine: str = "mod", target: str = "mod") -> float:
     """The threshold ``alpha_eff`` of the set ``{y : p(y) > alpha_eff}``.
 
     ``combine="vovk"`` always uses ``alpha`` (Vovk's rule).  The modified family (``"mod"``, ``"e"``,
     ``"u"``, ``"eu"``) uses ``alpha`` for ``target="mod"`` (coverage >= 1 - 2 alpha) and
     ``alpha + (1 - alpha)(K - 1)/(n + K)`` for ``target="vovk"`` (Vovk's guarantee).
+
+    ``alpha`` lies in (0, 1), ``n >= 1`` is the number of training points and ``2 <= n_folds <= n``.
     """
-    check_choice(combine, "combine", COMBINES)
-    check_choice(target, "target", TARGETS)
+    _check_level(alpha, n, n_folds, combine, target)
     if combine == "vovk" or target == "mod":
         return float(alpha)
     return float(alpha + (1.0 - alpha) * (n_folds - 1) / (n + n_folds))
@@ -147,8 +210,9 @@ def coverage_guarantee(
     """The marginal coverage the set is guaranteed to reach (Vovk 2015; Gasparin & Ramdas 2025).
 
     ``1 - 2 alpha_eff`` for the modified family; ``1 - 2 alpha - 2 (1 - alpha)(K - 1)/(n + K)`` for Vovk's
-    pooled p-value (the bound holds for n >> K and equal folds).
+    pooled p-value (the bound holds for n >> K and equal folds).  Arguments as in :func:`effective_alpha`.
     """
+    _check_level(alpha, n, n_folds, combine, target)
     if combine == "vovk":
         return float(1.0 - 2.0 * alpha - 2.0 * (1.0 - alpha) * (n_folds - 1) / (n + n_folds))
     return float(1.0 - 2.0 * effective_alpha(alpha, n, n_folds, combine, target))
@@ -163,7 +227,14 @@ def merge_counts(
     test point, broadcast over the batch axes) is used by ``"u"`` and ``"eu"`` only.
     """
     check_choice(combine, "combine", COMBINES)
-    sizes = np.asarray(sizes)
+    counts = check_array(counts, "counts")
+    if counts.ndim == 0 or counts.size == 0:
+        raise ValueError(f"counts must be non-empty, with one count per fold on the last axis, got {counts.shape}")
+    sizes = check_array(sizes, "sizes", shape=(counts.shape[-1],))
+    if np.any(sizes < 1):
+        raise ValueError(f"sizes must hold fold sizes >= 1, got min {sizes.min():g}")
+    if np.any(counts < 0) or np.any(counts > sizes):
+        raise ValueError("counts must lie between 0 and the fold sizes")
     if combine == "vovk":
         return vovk_pooled(counts, int(sizes.sum()))
     p = (1.0 + counts) / (sizes + 1.0)
@@ -176,16 +247,24 @@ def merge_counts(
     return merge_eu(p, u)
 
 
+def _check_sets(sets: list[np.ndarray]) -> list[np.ndarray]:
+    """Prediction sets: a sequence of ``(n_intervals, 2)`` arrays of interval end points (infinite allowed)."""
+    return check_sequence(sets, "sets", item=lambda s, name: check_array(s, name, shape=(None, 2), dtype=float,
+                                                                         finite=False))
+
+
 def interval_length(sets: list[np.ndarray]) -> np.ndarray:
     """Total length of each prediction set (a union of disjoint closed intervals); ``inf`` if unbounded."""
+    sets = _check_sets(sets)
     return np.array([float(np.sum(s[:, 1] - s[:, 0])) if len(s) else 0.0 for s in sets])
 
 
 def covers(sets: list[np.ndarray], y: np.ndarray) -> np.ndarray:
     """Whether ``y[i]`` lies in ``sets[i]`` (closed intervals), for every test point ``i``."""
-    y = np.asarray(y, dtype=float).ravel()
+    sets = _check_sets(sets)
+    y = check_array(y, "y", ndim=(0, 1), dtype=float).ravel()
     if len(sets) != y.size:
-        raise ValueError(f"got {len(sets)} sets for {y.size} labels")
+        raise ValueError(f"sets and y must have the same length, got {len(sets)} sets for {y.size} labels")
     return np.array([bool(np.any((s[:, 0] <= t) & (t <= s[:, 1]))) for s, t in zip(sets, y, strict=True)])
 
 
@@ -195,9 +274,9 @@ def grid_intervals(mask: np.ndarray, grid: np.ndarray) -> list[np.ndarray]:
     ``mask`` has shape ``(n_test, n_grid)`` over the sorted ``grid``; returns one ``(n_intervals, 2)``
     array per row (as the authors' ``set_cc``, but keeping a run that reaches the last grid point).
     """
-    mask = np.asarray(mask, dtype=bool)
-    grid = np.asarray(grid, dtype=float)
-    if mask.ndim != 2 or grid.shape != (mask.shape[1],):
+    mask = check_array(mask, "mask", ndim=2, dtype=bool, min_len=1)
+    grid = check_array(grid, "grid", ndim=1, dtype=float)
+    if grid.shape != (mask.shape[1],):
         raise ValueError(
             f"mask must have shape (n_test, len(grid)), got {mask.shape} for a grid of shape {grid.shape}"
         )
@@ -223,6 +302,8 @@ def _runs_to_intervals(mask: np.ndarray, lower: np.ndarray, upper: np.ndarray) -
 class _CrossConformal(BaseEstimator):
     """Fold making, per-fold fitting and merging shared by the regressor and the classifier."""
 
+    _classify = False
+
     def _validate_params(self) -> None:
         self.alpha_ = _alpha(self.confidence_level)
         check_scalar(self.n_folds, "n_folds", "int", min=2)
@@ -238,7 +319,7 @@ class _CrossConformal(BaseEstimator):
             raise ValueError(
                 f"n_folds must be at most the number of training points n = {n}, got {self.n_folds}"
             )
-        rng = as_generator(self.random_state)
+        rng = as_generator(self.random_state, "random_state")
         self.folds_ = _fold_indices(n, self.n_folds, rng)
         self.fold_sizes_ = np.array([f.size for f in self.folds_])
         self.estimators_ = []
@@ -246,7 +327,7 @@ class _CrossConformal(BaseEstimator):
         for fold in self.folds_:
             train = np.ones(n, dtype=bool)
             train[fold] = False
-            model = clone(estimator).fit(X[train], y[train])
+            model = _fit_model(estimator, X[train], y[train], self._classify)
             self.estimators_.append(model)
             self.fold_scores_.append(np.sort(self._train_scores(model, X[fold], y[fold])))
         self.u_seed_ = int(rng.integers(2**62))
@@ -318,7 +399,7 @@ class CrossConformalRegressor(_CrossConformal):
         check_choice(self.method, "method", METHODS)
         check_scalar(self.n_grid, "n_grid", "int", min=2)
         check_scalar(self.grid_factor, "grid_factor", "real", min=0.0, inclusive="neither")
-        X, y = check_X_y(X, y, y_numeric=True)
+        X, y = _fit_data(self, X, y, y_numeric=True, min_samples=2)
         y = y.astype(float)
         self._fit_folds(X, y, LinearRegression(), ("fit", "predict"))
         low, high = float(y.min()), float(y.max())
@@ -342,7 +423,9 @@ class CrossConformalRegressor(_CrossConformal):
         )
 
     def _candidates(self, y_candidates: np.ndarray, n_test: int) -> np.ndarray:
-        y_candidates = np.asarray(y_candidates, dtype=float)
+        y_candidates = check_array(y_candidates, "y_candidates", ndim=(1, 2), dtype=float)
+        if y_candidates.size == 0:
+            raise ValueError(f"y_candidates must be non-empty, got shape {y_candidates.shape}")
         if y_candidates.ndim == 1:
             y_candidates = np.broadcast_to(y_candidates, (n_test, y_candidates.size))
         if y_candidates.ndim != 2 or y_candidates.shape[0] != n_test or not np.isfinite(y_candidates).all():
@@ -450,9 +533,12 @@ class CrossConformalClassifier(_CrossConformal):
 
     Parameters are those of :class:`CrossConformalRegressor` without the grid; ``estimator`` must have
     ``predict_proba`` (default ``LogisticRegression(max_iter=1000)``).  A class missing from a fold's
-    training part gets probability 0 (score 1) from that fold's model.  ``predict_set`` returns a boolean
-    mask of shape ``(n_test, n_classes)`` over ``classes_``.
+    training part gets probability 0 (score 1) from that fold's model; a training part holding a single
+    class gets a constant model giving it probability 1 (most classifiers refuse to fit one class).
+    ``predict_set`` returns a boolean mask of shape ``(n_test, n_classes)`` over ``classes_``.
     """
+
+    _classify = True
 
     def __init__(
         self,
@@ -477,7 +563,7 @@ class CrossConformalClassifier(_CrossConformal):
     def fit(self, X: np.ndarray, y: np.ndarray) -> CrossConformalClassifier:
         """Fit one classifier per fold complement and store the sorted out-of-fold scores."""
         self._validate_params()
-        X, y = check_X_y(X, y)
+        X, y = _fit_data(self, X, y, y_numeric=False, min_samples=2)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y must contain at least 2 classes, got {self.classes_.size}")
@@ -491,6 +577,7 @@ class CrossConformalClassifier(_CrossConformal):
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Point prediction: the class with the largest averaged probability."""
+        check_is_fitted(self, "classes_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def _counts(self, X: np.ndarray) -> np.ndarray:
@@ -531,6 +618,8 @@ class CrossConformalClassifier(_CrossConformal):
 class _SplitConformal(BaseEstimator):
     """Shared hyperparameters and the train/calibration split of the split-conformal baselines."""
 
+    _classify = False
+
     def __init__(
         self,
         estimator: BaseEstimator | None = None,
@@ -550,15 +639,16 @@ class _SplitConformal(BaseEstimator):
         check_scalar(self.calibration_size, "calibration_size", "real", min=0.0, max=1.0, inclusive="neither")
         n = X.shape[0]
         n_cal = int(round(self.calibration_size * n))
+        rng = as_generator(self.random_state, "random_state")
         if not 1 <= n_cal <= n - 1:
             raise ValueError(
                 f"calibration_size {self.calibration_size} leaves no training or calibration point of {n}"
             )
         estimator = _check_estimator(self.estimator, default, methods)
-        perm = as_generator(self.random_state).permutation(n)
+        perm = rng.permutation(n)
         self.calibration_indices_ = np.sort(perm[:n_cal])
         train = np.sort(perm[n_cal:])
-        self.estimator_ = clone(estimator).fit(X[train], y[train])
+        self.estimator_ = _fit_model(estimator, X[train], y[train], self._classify)
         self.calibration_scores_ = np.sort(
             self._train_scores(self.estimator_, X[self.calibration_indices_], y[self.calibration_indices_])
         )
@@ -579,7 +669,7 @@ class SplitConformalRegressor(_SplitConformal):
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> SplitConformalRegressor:
         """Fit on the training part and store the sorted calibration residuals."""
-        X, y = check_X_y(X, y, y_numeric=True)
+        X, y = _fit_data(self, X, y, y_numeric=True, min_samples=2)
         self._split_fit(X, y.astype(float), LinearRegression(), ("fit", "predict"))
         m = self.calibration_scores_.size
         rank = _ceil((1.0 - self.alpha_) * (m + 1))
@@ -588,7 +678,8 @@ class SplitConformalRegressor(_SplitConformal):
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Point prediction of the fitted model."""
-        return self.estimator_.predict(_check_features(self, X))
+        X = _check_features(self, X)
+        return self.estimator_.predict(X)
 
     def predict_interval(self, X: np.ndarray) -> np.ndarray:
         """Intervals ``[mu(x) - q, mu(x) + q]``, shape ``(n_test, 2)``."""
@@ -603,12 +694,14 @@ class SplitConformalRegressor(_SplitConformal):
 class SplitConformalClassifier(_SplitConformal):
     """Split conformal classification with score ``1 - p_hat(y | x)``: the set ``{y : p(y) > alpha}``."""
 
+    _classify = True
+
     def _train_scores(self, model: BaseEstimator, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _class_scores(model, X, self.classes_)[np.arange(y.size), np.searchsorted(self.classes_, y)]
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> SplitConformalClassifier:
         """Fit on the training part and store the sorted calibration scores."""
-        X, y = check_X_y(X, y)
+        X, y = _fit_data(self, X, y, y_numeric=False, min_samples=2)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y must contain at least 2 classes, got {self.classes_.size}")
@@ -617,7 +710,8 @@ class SplitConformalClassifier(_SplitConformal):
 
     def predict_pvalues(self, X: np.ndarray) -> np.ndarray:
         """Conformal p-values ``(1 + #{R_i >= s(x, y)}) / (m + 1)`` for every class."""
-        scores = _class_scores(self.estimator_, _check_features(self, X), self.classes_)
+        X = _check_features(self, X)
+        scores = _class_scores(self.estimator_, X, self.classes_)
         return (1.0 + _counts_at_least(self.calibration_scores_, scores)) / (
             self.calibration_scores_.size + 1.0
         )
@@ -652,7 +746,7 @@ class CVPlusRegressor(BaseEstimator):
         """Fit one model per fold complement and store every point's fold and out-of-fold residual."""
         self.alpha_ = _alpha(self.confidence_level)
         check_scalar(self.n_folds, "n_folds", "int", min=2)
-        X, y = check_X_y(X, y, y_numeric=True)
+        X, y = _fit_data(self, X, y, y_numeric=True, min_samples=2)
         y = y.astype(float)
         n = X.shape[0]
         if self.n_folds > n:
@@ -660,7 +754,7 @@ class CVPlusRegressor(BaseEstimator):
                 f"n_folds must be at most the number of training points n = {n}, got {self.n_folds}"
             )
         estimator = _check_estimator(self.estimator, LinearRegression(), ("fit", "predict"))
-        self.folds_ = _fold_indices(n, self.n_folds, as_generator(self.random_state))
+        self.folds_ = _fold_indices(n, self.n_folds, as_generator(self.random_state, "random_state"))
         self.estimators_ = []
         self.fold_of_ = np.empty(n, dtype=int)
         self.residuals_ = np.empty(n)

@@ -24,8 +24,8 @@ from icml25.utils.validation import check_array, check_scalar
 
 def _check_pvalues(p: np.ndarray) -> np.ndarray:
     p = check_array(p, "p", dtype=float)
-    if p.ndim == 0 or p.shape[-1] == 0:
-        raise ValueError(f"p must have a non-empty last axis holding the fold p-values, got shape {p.shape}")
+    if p.ndim == 0 or p.size == 0:
+        raise ValueError(f"p must be non-empty, with a non-empty last axis of fold p-values, got shape {p.shape}")
     if p.min() < 0.0 or p.max() > 1.0:
         raise ValueError(f"p must hold p-values in [0, 1], got values in [{p.min():g}, {p.max():g}]")
     return p
@@ -36,7 +36,7 @@ def _check_u(u: float | np.ndarray, batch_shape: tuple[int, ...]) -> np.ndarray:
     if u.min(initial=0.0) < 0.0 or u.max(initial=0.0) > 1.0:
         raise ValueError(f"u must hold uniform draws in [0, 1], got values in [{u.min():g}, {u.max():g}]")
     try:
-        np.broadcast_shapes(u.shape, batch_shape)
+        np.broadcast_to(u, batch_shape)
     except ValueError:
         raise ValueError(
             f"u of shape {u.shape} does not broadcast to the batch shape {batch_shape}"
@@ -90,9 +90,9 @@ def vovk_pooled(counts: np.ndarray, n: int) -> np.ndarray:
     ``k`` at least as large as the candidate's score, and ``n`` the total number of training points.
     """
     counts = check_array(counts, "counts")
-    if counts.ndim == 0 or counts.shape[-1] == 0:
+    if counts.ndim == 0 or counts.size == 0:
         raise ValueError(
-            f"counts must have a non-empty last axis (one count per fold), got shape {counts.shape}"
+            f"counts must be non-empty, with a non-empty last axis (one count per fold), got shape {counts.shape}"
         )
     n = check_scalar(n, "n", "int", min=1)
     if counts.min() < 0 or counts.sum(axis=-1).max() > n:

@@ -39,7 +39,15 @@ from torch import nn
 from torch.nn import functional
 
 from icml25.utils.random import Seed, int_seed, torch_generator
-from icml25.utils.validation import check_choice, check_scalar
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 NORMS = ("linf", "l2")
 LOSSES = ("auto", "ce", "logistic")
@@ -79,20 +87,41 @@ def correct(output: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return output.argmax(dim=-1) == y
 
 
-def _check_inputs(x: torch.Tensor, y: torch.Tensor, clip: Clip, clip_inputs: bool) -> torch.Tensor:
-    if x.ndim < 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
-        raise ValueError(f"x must be (n, ...) and y (n,), got {tuple(x.shape)} and {tuple(y.shape)}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+def _check_model(model: nn.Module) -> nn.Module:
+    return check_instance(model, "model", nn.Module, "a torch.nn.Module")
+
+
+def check_clip(clip: Clip) -> Clip:
+    """``None`` or a pair ``(low, high)`` of finite numbers with ``low < high``."""
+    if clip is None:
+        return None
+    bounds = check_sequence(clip, "clip", item=lambda v, name: check_scalar(v, name, "real"))
+    if len(bounds) != 2 or not bounds[0] < bounds[1]:
+        raise ValueError(f"clip must be None or (low, high) with low < high, got {clip!r}")
+    return bounds[0], bounds[1]
+
+
+def _check_data(x: torch.Tensor, y: torch.Tensor, names: tuple[str, str] = ("x", "y")) -> None:
+    """``x`` a finite floating tensor ``(n, ...)`` with ``n >= 1`` and ``y`` a label tensor ``(n,)``."""
+    check_tensor(x, names[0], floating=True, finite=True)
+    check_tensor(y, names[1], ndim=1)
+    if x.ndim < 2 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(f"{names[0]} must be (n, ...) and {names[1]} (n,) with n > 0, got {tuple(x.shape)} "
+                         f"and {tuple(y.shape)}")
+
+
+def _check_inputs(x: torch.Tensor, y: torch.Tensor, clip: Clip, clip_inputs: bool,
+                  names: tuple[str, str] = ("x", "y")) -> torch.Tensor:
+    _check_data(x, y, names)
+    check_bool(clip_inputs, "clip_inputs")
+    clip = check_clip(clip)
     if clip is None:
         return x
     lo, hi = clip
-    if not lo < hi:
-        raise ValueError(f"clip must be (low, high) with low < high, got {clip!r}")
     outside = (x < lo) | (x > hi)
     if bool(outside.any()):
         if not clip_inputs:
-            raise ValueError(f"inputs lie outside the clip range {clip} ({int(outside.sum())} entries); "
+            raise ValueError(f"{names[0]} lies outside the clip range {clip} ({int(outside.sum())} entries); "
                              "rescale them, pass clip=None, or clip_inputs=True to clip them")
         warnings.warn(f"clipping {int(outside.sum())} input entries to {clip}", RuntimeWarning, stacklevel=3)
         x = x.clamp(lo, hi)
@@ -151,6 +180,8 @@ def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alpha
     alpha = eps / 4 if alpha is None else check_scalar(alpha, "alpha", "real", min=0.0, inclusive="neither")
     steps, restarts = check_scalar(steps, "steps", "int", min=1), check_scalar(restarts, "restarts", "int", min=1)
     norm = _check_norm(norm)
+    check_bool(random_start, "random_start")
+    _check_model(model)
     x = _check_inputs(x, y, clip, clip_inputs)
     generator = torch_generator(seed)
     was_training = model.training
@@ -183,6 +214,7 @@ def fgsm(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float, *, alph
     """One-step attack: FGSM (Goodfellow et al. 2015) or, with ``random_start`` (default), the "fast"
     variant of Wong et al. (2020) with ``alpha = 1.25 eps``; ``alpha`` defaults to ``eps`` without it."""
     eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
+    random_start = check_bool(random_start, "random_start")
     if alpha is None:
         alpha = 1.25 * eps if random_start else eps
     return pgd(model, x, y, eps, alpha=alpha, steps=1, norm=norm, random_start=random_start, clip=clip,
@@ -204,7 +236,12 @@ def perturb(model: nn.Module, x: torch.Tensor, y: torch.Tensor, attack: str, eps
 
 @torch.no_grad()
 def clean_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
-    """Fraction of ``X`` classified correctly (logits or ±1 scores); the model's mode is restored."""
+    """Fraction of ``X`` classified correctly (logits or ±1 scores); the model's mode is restored.
+
+    ``X`` is a finite floating tensor ``(n, ...)`` with ``n >= 1``, ``y`` its labels ``(n,)``.
+    """
+    _check_model(model)
+    _check_data(X, y, ("X", "y"))
     was_training = model.training
     model.eval()
     try:
@@ -224,6 +261,11 @@ def robust_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, eps: 
     """
     if batch_size is not None:
         check_scalar(batch_size, "batch_size", "int", min=1)
+    _check_model(model)
+    check_choice(attack, "attack", ATTACKS)
+    check_bool(check_masking, "check_masking")
+    _check_data(X, y, ("X", "y"))
+    check_clip(clip)
     generator = torch_generator(seed)
     size = batch_size or X.shape[0]
     hits = 0
@@ -302,8 +344,7 @@ def adversarial_train(
     robust accuracies at ``eval_eps`` (default ``eps``) are logged on the training set and on ``eval_data``.
     ``callback(epoch, model)`` runs at epoch 0 and after every epoch (e.g. a ``DynamicsTracker``).
     """
-    if X.ndim < 2 or y.ndim != 1 or X.shape[0] != y.shape[0] or X.shape[0] == 0:
-        raise ValueError(f"X must be (n, ...) and y (n,) with n > 0, got {tuple(X.shape)} and {tuple(y.shape)}")
+    _check_model(model)
     check_choice(attack, "attack", ATTACKS)
     eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
     eval_eps = eps if eval_eps is None else check_scalar(eval_eps, "eval_eps", "real", min=0.0, inclusive="neither")
@@ -311,12 +352,22 @@ def adversarial_train(
     steps = check_scalar(steps, "steps", "int", min=1)
     eval_steps = check_scalar(eval_steps, "eval_steps", "int", min=1)
     _check_norm(norm)
-    _check_inputs(X, y, clip, clip_inputs=False)
+    _check_inputs(X, y, clip, clip_inputs=False, names=("X", "y"))
     if batch_size is not None:
         check_scalar(batch_size, "batch_size", "int", min=1)
     if eval_every is not None:
         check_scalar(eval_every, "eval_every", "int", min=1)
     check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    if callback is not None:
+        check_callable(callback, "callback")
+    if eval_data is not None:
+        pair = check_sequence(eval_data, "eval_data")
+        if len(pair) != 2:
+            raise ValueError(f"eval_data must be a pair (X, y), got {len(pair)} entries")
+        _check_data(pair[0], pair[1], ("eval_data[0]", "eval_data[1]"))
+    if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+        check_callable(optimizer, "optimizer")
     if isinstance(optimizer, torch.optim.Optimizer):
         opt = optimizer
     else:

@@ -41,9 +41,16 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from icml25.learning_theory.attacks import Clip
+from icml25.learning_theory.attacks import Clip, check_clip
 from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_tensor,
+)
 
 CONFLICT_RULES = ("raise", "drop")
 ACTIVATIONS = ("cubic", "smooth_relu")
@@ -58,6 +65,9 @@ def interval_bounds(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor) 
     Supports ``nn.Sequential`` stacks of ``Linear``, monotone activations (ReLU, LeakyReLU, Tanh,
     Sigmoid, ELU, Softplus, Hardtanh), ``Flatten``/``Unflatten``, ``Identity`` and ``Dropout`` (eval).
     """
+    check_instance(model, "model", nn.Module, "a torch.nn.Module")
+    check_tensor(lower, "lower", floating=True, finite=True)
+    check_tensor(upper, "upper", floating=True, finite=True)
     if lower.shape != upper.shape or bool((lower > upper).any()):
         raise ValueError("lower and upper must have the same shape with lower <= upper")
     layers = list(model) if isinstance(model, nn.Sequential) else [model]
@@ -83,8 +93,14 @@ def interval_bounds(model: nn.Module, lower: torch.Tensor, upper: torch.Tensor) 
 def separation(X: torch.Tensor, y: torch.Tensor | None = None, norm: str = "linf") -> float:
     """Smallest pairwise distance between the rows of ``X`` (flattened); only between different labels if
     ``y`` is given.  ``norm`` is ``"linf"`` or ``"l2"``.  Returns ``inf`` when no pair qualifies."""
-    if norm not in ("linf", "l2"):
-        raise ValueError(f"norm must be 'linf' or 'l2', got {norm!r}")
+    check_choice(norm, "norm", ("linf", "l2"))
+    check_tensor(X, "X", ndim=tuple(range(1, 9)), finite=True)
+    if X.shape[0] == 0:
+        raise ValueError(f"X must have at least one row, got shape {tuple(X.shape)}")
+    if y is not None:
+        check_tensor(y, "y", ndim=1)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
     flat = X.reshape(X.shape[0], -1).to(torch.float64)
     dist = torch.cdist(flat, flat, p=float("inf") if norm == "linf" else 2.0)
     mask = torch.ones_like(dist, dtype=torch.bool).triu(diagonal=1)
@@ -132,6 +148,7 @@ class RobustMemorizer(nn.Module):
         if X_train.ndim < 2 or y_train.ndim != 1 or X_train.shape[0] != y_train.shape[0] or X_train.shape[0] == 0:
             raise ValueError(f"X_train must be (n, ...) and y_train (n,) with n > 0, got {tuple(X_train.shape)} "
                              f"and {tuple(y_train.shape)}")
+        clip = check_clip(clip)
         if clip is not None and bool(((X_train < clip[0]) | (X_train > clip[1])).any()):
             raise ValueError(f"X_train lies outside the clip range {clip}")
         self.clean_model, self.eps, self.tau, self.norm, self.clip = clean_model, float(eps), float(tau), norm, clip
@@ -219,9 +236,20 @@ class RobustMemorizer(nn.Module):
             close = (flat[rows] - centres[balls]).abs().amax(dim=1) < radius
         return rows[close], balls[close]
 
+    def _check_batch(self, x: torch.Tensor, name: str, finite: bool = False) -> torch.Tensor:
+        """``x`` of shape ``(n, *input_shape)``, floating, flattened to ``(n, D)``."""
+        check_tensor(x, name, floating=True, finite=finite)
+        if tuple(x.shape[1:]) != self.input_shape:
+            raise ValueError(f"{name} must have shape (n, {', '.join(map(str, self.input_shape))}), "
+                             f"got {tuple(x.shape)}")
+        return x.reshape(x.shape[0], self.centres.shape[1])
+
     def bump_output(self, x: torch.Tensor) -> torch.Tensor:
-        """The added term ``M Σ_i y_i b_i(x)`` (shape of ``g``'s output); only nearby balls are evaluated."""
-        flat = x.reshape(x.shape[0], -1)
+        """The added term ``M Σ_i y_i b_i(x)`` (shape of ``g``'s output); only nearby balls are evaluated.
+
+        ``x`` has shape ``(n, *input_shape)``; NaN propagates as in a forward pass.
+        """
+        flat = self._check_batch(x, "x")
         rows, balls = self._pairs(flat, self.eps + self.tau)
         s = functional.relu((flat[rows] - self.centres[balls].to(flat.dtype)).abs() - self.eps).sum(dim=1)
         bump = self.M * functional.relu(1 - s / self.tau)
@@ -232,6 +260,7 @@ class RobustMemorizer(nn.Module):
         return out.index_put((rows, self.labels[balls].long()), bump, accumulate=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self._check_batch(x, "x")
         out = self.clean_model(x)
         return out + self.bump_output(x).reshape(out.shape)
 
@@ -243,9 +272,10 @@ class RobustMemorizer(nn.Module):
         convex one-dimensional terms, so its range over a box is the sum of the ranges).  Sound, not
         complete.  For ``norm="l2"`` the ℓ∞ box contains the ℓ2 ball, so the certificate covers it too.
         """
+        flat = self._check_batch(X, "X", finite=True)
+        check_tensor(y, "y", ndim=1)
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"X and y must have the same length, got {X.shape[0]} and {y.shape[0]}")
-        flat = X.reshape(X.shape[0], -1)
         lo, hi = flat - self.eps, flat + self.eps
         if self.clip is not None:
             lo, hi = lo.clamp(*self.clip), hi.clamp(*self.clip)
@@ -321,7 +351,8 @@ class TwoLayerPatchCNN(nn.Module):
         return self.weight.reshape(2 * self.m, self.d)
 
     def act(self, z: torch.Tensor) -> torch.Tensor:
-        """The activation σ."""
+        """The activation σ, elementwise on a floating tensor of any shape."""
+        check_tensor(z, "z", floating=True)
         if self.activation == "cubic":
             return z ** 3
         rho, q = self.rho, self.q
@@ -329,6 +360,7 @@ class TwoLayerPatchCNN(nn.Module):
         return torch.where(z > rho, z - (1 - 1 / q) * rho, inner)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor(x, "x", floating=True)
         if x.ndim != 3 or x.shape[-1] != self.d:
             raise ValueError(f"x must be (n, patches, {self.d}), got {tuple(x.shape)}")
         n, patches, _ = x.shape
@@ -348,15 +380,21 @@ class DynamicsTracker:
 
     def __init__(self, w_star: torch.Tensor | np.ndarray, train_noise: torch.Tensor | np.ndarray, *, every: int = 1,
                  evaluate: Callable[[nn.Module], dict[str, float]] | None = None, eval_every: int | None = None):
-        w = torch.as_tensor(w_star, dtype=torch.float32)
-        noise = torch.as_tensor(train_noise, dtype=torch.float32)
-        if w.ndim != 1:
-            raise ValueError(f"w_star must be a vector, got shape {tuple(w.shape)}")
+        w_np = check_array(w_star, "w_star", ndim=1, dtype=float, min_len=1)
+        if not np.any(w_np):
+            raise ValueError("w_star must be a nonzero vector (it is normalised)")
+        noise_np = check_array(train_noise, "train_noise", ndim=(2, 3), dtype=float, min_len=1)
+        if noise_np.size == 0:
+            raise ValueError(f"train_noise must be non-empty, got shape {noise_np.shape}")
+        w = torch.as_tensor(w_np, dtype=torch.float32)
+        noise = torch.as_tensor(noise_np, dtype=torch.float32)
         if noise.ndim == 2:
             noise = noise[:, None, :]
         if noise.ndim != 3 or noise.shape[-1] != w.shape[0]:
             raise ValueError(f"train_noise must be (n, {w.shape[0]}) or (n, k, {w.shape[0]}), got {tuple(noise.shape)}")
         every = check_scalar(every, "every", "int", min=1)
+        if evaluate is not None:
+            check_callable(evaluate, "evaluate")
         if eval_every is not None:
             eval_every = check_scalar(eval_every, "eval_every", "int", min=1)
         self.w_star, self.noise, self.every = w / w.norm(), noise, every
@@ -397,8 +435,7 @@ class DynamicsTracker:
         if not self.steps:
             raise ValueError("nothing recorded yet")
         for name, value in (("feature_fraction", feature_fraction), ("memorization_fraction", memorization_fraction)):
-            if not 0 < value <= 1:
-                raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+            check_scalar(value, name, "real", min=0.0, max=1.0, inclusive="right")
         phi, psi, steps = np.asarray(self.phi), np.asarray(self.psi), np.asarray(self.steps)
         t1 = int(steps[np.argmax(phi >= feature_fraction * phi[-1])])
         t3 = int(steps[np.argmax(psi >= memorization_fraction * psi[-1])])

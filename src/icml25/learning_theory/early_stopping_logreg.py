@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Literal
 
@@ -38,7 +39,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from icml25.utils import validation
 from icml25.utils.random import Seed, as_generator
@@ -61,27 +62,48 @@ def _as_pm_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Classes (sorted) and labels mapped to -1 / +1 (the larger class is +1)."""
     classes = np.unique(y)
     if classes.size != 2:
+        kind = "continuous" if y.dtype.kind == "f" and np.any(y != np.round(y)) else "multiclass"
         raise ValueError(
-            f"labels must take exactly two values (binary task), got {classes.size}: {classes[:5]}"
+            f"y must take exactly two values (binary task). Only binary classification is supported; "
+            f"got {classes.size} values ({kind} target): {classes[:5]}"
         )
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
-def _check_data(X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X, y = check_X_y(X, y, dtype=np.float64, y_numeric=False)
+def _named(label: str, validate, *args, **kwargs):
+    """Run one of scikit-learn's validators; a message that does not name the argument gets its label."""
+    try:
+        return validate(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", str(exc)):
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{label}: {exc}") from exc
+
+
+def _check_data(X, y, estimator: BaseEstimator | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``X`` (2-d, finite floats; recorded on ``estimator`` when given) and ``y`` (1-d, two classes)."""
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
+    if estimator is not None:
+        X = _named("X", validate_data, estimator, X, reset=True, dtype=np.float64)
+    else:
+        X = _named("X", check_array, X, dtype=np.float64, input_name="X")
+    y = _named("y", check_array, y, ensure_2d=False, dtype=None, input_name="y")
+    y = _named("y", column_or_1d, y, warn=True)
+    validation.check_consistent_length(X, y, names=("X", "y"))
     if X.shape[0] < 2:
-        raise ValueError(f"need at least 2 samples, got n = {X.shape[0]}")
+        raise ValueError(f"X must have at least 2 samples, got n_samples = {X.shape[0]}")
     classes, y_pm = _as_pm_labels(y)
     return X, y_pm, classes
 
 
 def _check_weights(W, d: int) -> tuple[np.ndarray, bool]:
-    """A (k, d) float array of weight vectors and whether the input was a single vector."""
-    W = validation.check_array(W, "weights", ndim=(1, 2), dtype=np.float64)
+    """A (k, d) float array of weight vectors (k >= 1) and whether the input was a single vector."""
+    W = validation.check_array(W, "W", ndim=(1, 2), dtype=np.float64, min_len=1)
     single = W.ndim == 1
     W = np.atleast_2d(W)
     if W.shape[1] != d:
-        raise ValueError(f"weights must have shape (d,) or (k, d) with d = {d}, got shape {np.shape(W)}")
+        raise ValueError(f"W must have shape (d,) or (k, d) with d = {d}, got shape {np.shape(W)}")
     return W, single
 
 
@@ -94,10 +116,10 @@ def empirical_logistic_loss(W, X, y) -> np.ndarray | float:
     ``y`` may be {0, 1} or {-1, +1} (any two values; the larger one is the positive class).
     Uses ``np.logaddexp`` so that large margins do not overflow.
     """
-    X = check_array(X, dtype=np.float64)
-    _, y_pm = _as_pm_labels(np.asarray(y))
-    if y_pm.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y_pm.shape[0]} labels")
+    X = _named("X", check_array, X, dtype=np.float64, input_name="X")
+    y = _named("y", column_or_1d, _named("y", check_array, y, ensure_2d=False, dtype=None, input_name="y"))
+    validation.check_consistent_length(X, y, names=("X", "y"))
+    _, y_pm = _as_pm_labels(y)
     W, single = _check_weights(W, X.shape[1])
     loss = np.logaddexp(0.0, -(W @ X.T) * y_pm).mean(axis=1)
     return float(loss[0]) if single else loss
@@ -243,8 +265,8 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
     def fit(self, X, y) -> EarlyStoppedLogisticGD:
         """Run GD on ``(X, y)`` (labels: any two values), record the path and pick the stop."""
         end = self._check_params()
-        X, y_pm, self.classes_ = _check_data(X, y)
-        self.n_features_in_ = X.shape[1]
+        as_generator(self.random_state, "random_state")
+        X, y_pm, self.classes_ = _check_data(X, y, self)
         X_val = y_val = None
         if self.stop == "validation":
             X, X_val, y_pm, y_val = self._split(X, y_pm)
@@ -289,12 +311,15 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
             )
         counts = np.unique(y_pm, return_counts=True)[1]
         stratify = y_pm if counts.min() >= 2 and n_val >= 2 and n - n_val >= 2 else None
-        seed = as_generator(self.random_state).integers(2**31 - 1)
+        seed = as_generator(self.random_state, "random_state").integers(2**31 - 1)
         return train_test_split(X, y_pm, test_size=n_val, stratify=stratify, random_state=int(seed))
 
     def stop_at(self, index: int) -> EarlyStoppedLogisticGD:
-        """Select checkpoint ``index`` of ``path_`` as ``coef_`` (e.g. an oracle stop); returns self."""
-        check_is_fitted(self, "path_")
+        """Select checkpoint ``index`` of ``path_`` as ``coef_`` (e.g. an oracle stop); returns self.
+
+        ``index`` is an int in ``[-k, k)`` for ``k`` checkpoints; a negative one counts from the end.
+        """
+        validation.check_is_fitted(self, "path_")
         k = self.path_.shape[0]
         index = validation.check_scalar(index, "index", "int", min=-k, max=k, inclusive="left")
         self.stop_index_ = int(index) % k
@@ -303,10 +328,8 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Margins ``<x, coef_>``; positive means ``classes_[1]``."""
-        check_is_fitted(self, "coef_")
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with {self.n_features_in_}")
+        validation.check_is_fitted(self, "coef_")
+        X = _named("X", validate_data, self, X, reset=False, dtype=np.float64)
         return X @ self.coef_
 
     def predict_proba(self, X) -> np.ndarray:
@@ -316,7 +339,8 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The class with the larger probability (``classes_[0]`` on ties)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
 
 
 # ----------------------------------------------------------------------------- baselines
@@ -333,6 +357,7 @@ def max_margin_direction(X, y, *, tol: float = 1e-6, max_iter: int = 100_000) ->
     """
     X, y_pm, _ = _check_data(X, y)
     tol = validation.check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
+    max_iter = validation.check_scalar(max_iter, "max_iter", "int", min=1)
     Z = X * y_pm[:, None]
     Q = Z @ Z.T
     n = Q.shape[0]
@@ -380,6 +405,7 @@ def ridge_logistic_path(X, y, lambdas, *, tol: float = 1e-10, max_iter: int = 10
     if np.any(lambdas <= 0):
         raise ValueError(f"lambdas must have entries > 0, got min {lambdas.min():g}")
     tol = validation.check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
+    max_iter = validation.check_scalar(max_iter, "max_iter", "int", min=1)
     Z = X * y_pm[:, None]
     n = Z.shape[0]
 

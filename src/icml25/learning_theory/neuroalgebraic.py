@@ -42,7 +42,7 @@ from sympy.polys.domains import GF, QQ
 from sympy.polys.matrices import DomainMatrix
 
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_bool, check_scalar, check_sequence
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar, check_sequence
 
 __all__ = [
     "AH_EXCEPTIONS",
@@ -83,6 +83,18 @@ class AmbiguousRankError(ArithmeticError):
 
 
 # ----------------------------------------------------------------------------- input checks
+
+
+def _check_theta(theta: Any, name: str = "theta") -> np.ndarray:
+    """``theta`` as an array: numbers (float, complex or exact Python objects), finite when floating."""
+    if theta is None or isinstance(theta, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got {theta!r}")
+    theta = np.asarray(theta)
+    if theta.dtype.kind not in "biufcO":
+        raise TypeError(f"{name} must be an array of numbers, got dtype {theta.dtype}")
+    if theta.dtype.kind in "fc" and not np.all(np.isfinite(theta)):
+        raise ValueError(f"{name} must contain only finite values, got NaN or inf")
+    return theta
 
 
 def _check_widths(widths: Any) -> tuple[int, ...]:
@@ -140,7 +152,7 @@ class PolyNet:
 
     def unpack(self, theta: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """Split ``θ`` into ``[(W_1, b_1), …, (W_L, b_L)]`` (``b_i`` is ``None`` without biases)."""
-        theta = np.asarray(theta)
+        theta = _check_theta(theta)
         if theta.shape != (self.n_params,):
             raise ValueError(f"theta must have shape ({self.n_params},) for {self!r}, got {theta.shape}")
         layers, start = [], 0
@@ -156,6 +168,7 @@ class PolyNet:
 
     def pack(self, layers: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
         """Inverse of :meth:`unpack`."""
+        layers = check_sequence(layers, "layers")
         if len(layers) != self.n_layers:
             raise ValueError(f"expected {self.n_layers} layers, got {len(layers)}")
         parts = []
@@ -194,9 +207,9 @@ class PolyNet:
         return X
 
     def _check_points(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.widths[0]:
-            raise ValueError(f"X must have shape (M, {self.widths[0]}), got {X.shape}")
+        X = _check_theta(X, "X")
+        if X.ndim != 2 or X.shape[1] != self.widths[0] or X.shape[0] == 0:
+            raise ValueError(f"X must have shape (M, {self.widths[0]}) with M >= 1, got {X.shape}")
         return X
 
     def forward(self, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -372,6 +385,7 @@ def linear_net_dim(widths: tuple[int, ...], bias: bool = False) -> int:
     With biases the output bias adds any vector: ``+ d_L``.
     """
     widths = _check_widths(widths)
+    bias = check_bool(bias, "bias")
     d0, dL, k = widths[0], widths[-1], min(widths)
     return k * (d0 + dL - k) + (dL if bias else 0)
 
@@ -474,6 +488,8 @@ def param_rank(
     rows).  ``exact=True`` needs integer/rational ``θ`` and computes over the rationals.
     """
     net = PolyNet(widths, r, bias)
+    exact = check_bool(exact, "exact")
+    theta = _check_theta(theta)
     n_points = _default_points(net) if n_points is None else check_scalar(n_points, "n_points", "int", min=1)
     net._check_size(n_points)
     gen = as_generator(seed)
@@ -540,8 +556,9 @@ def activation_degree_threshold(
 
 def quadratic_coefficients(theta: np.ndarray, d0: int, d1: int) -> np.ndarray:
     """The symmetric ``S = W_1ᵀ diag(c) W_1`` with ``f_θ(x) = xᵀ S x`` for ``PolyNet((d0, d1, 1), r=2)``."""
+    d0, d1 = check_scalar(d0, "d0", "int", min=1), check_scalar(d1, "d1", "int", min=1)
     net = PolyNet((d0, d1, 1), 2)
-    (W1, _), (c, _) = net.unpack(np.asarray(theta, dtype=float))
+    (W1, _), (c, _) = net.unpack(check_array(theta, "theta", ndim=1, dtype=float))
     return W1.T @ (c.ravel()[:, None] * W1)
 
 
@@ -571,7 +588,7 @@ class ImplicitVariety:
         self._grads = sympy.lambdify(self.symbols, grads, "numpy")
 
     def _check_point(self, point: np.ndarray) -> np.ndarray:
-        point = np.asarray(point, dtype=float).ravel()
+        point = check_array(point, "point", ndim=1, dtype=float)
         if point.shape != (len(self.symbols),):
             raise ValueError(f"point must have {len(self.symbols)} coordinates, got {point.shape[0]}")
         return point
@@ -637,6 +654,7 @@ def is_singular_point(variety: ImplicitVariety, point: np.ndarray, tol: float = 
     and the point is singular when ``σ_codim ≤ tol · |p|^(k-1)`` (``|p|`` the largest coordinate).
     A filling variety (codim 0) has no singular points; the apex ``p = 0`` of a cone is singular.
     """
+    check_instance(variety, "variety", ImplicitVariety, "an ImplicitVariety (see quadratic_shallow_equations)")
     tol = check_scalar(tol, "tol", "real", min=0.0, inclusive="neither")
     point = variety._check_point(point)
     if variety.codim == 0:

@@ -207,13 +207,16 @@ def check_views(Xs: Any, n_views: int | None = None) -> list[np.ndarray]:
     rows = [X.shape[0] for X in views]
     if len(set(rows)) != 1 or rows[0] == 0:
         raise ValueError(f"Xs must have the same, positive number of rows in every view, got {rows}")
+    if n_views is not None:
+        n_views = check_scalar(n_views, "n_views", "int", min=1)
     if n_views is not None and len(views) != n_views:
         raise ValueError(f"Xs must have {n_views} views (as in fit), got {len(views)}")
     return views
 
 
 def check_labels(Y: Any, n_samples: int) -> np.ndarray:
-    """Validate a label matrix: 2-D, 0/1 or bool, with ``n_samples`` rows; returns an int array."""
+    """Validate a label matrix: 2-D, 0/1 or bool, with ``n_samples >= 1`` rows; returns an int array."""
+    n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
     Y = check_array(Y, "Y", dtype=None)
     if Y.ndim == 1:
         raise ValueError("Y must be a 2-D (n_samples, n_labels) 0/1 matrix (reshape a single label with "
@@ -290,7 +293,8 @@ class _MultiLabelMixin:
 
     def score(self, Xs: list[np.ndarray], Y: np.ndarray) -> float:
         """Label-ranking average precision of ``decision_function`` (higher is better)."""
-        return float(label_ranking_average_precision_score(np.asarray(Y), self.decision_function(Xs)))
+        scores = self.decision_function(Xs)
+        return float(label_ranking_average_precision_score(check_labels(Y, scores.shape[0]), scores))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -403,6 +407,8 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
         check_scalar(self.tol, "tol", "real", min=0.0, inclusive="neither")
         check_scalar(self.threshold, "threshold", "real")
         check_bool(self.ensure_label, "ensure_label")
+        if self.random_state is not None:
+            check_scalar(self.random_state, "random_state", "int", min=0)
 
     def _fit_view_map(self, views: list[np.ndarray]) -> list[np.ndarray]:
         n = views[0].shape[0]
@@ -449,10 +455,14 @@ class TMvML(_MultiLabelMixin, BaseEstimator):
 
     def rotate(self, W: np.ndarray) -> np.ndarray:
         """rot(W): the stacked classifiers (V, m_in, c) as the tensor G the rank penalty sees."""
+        W = _check_tensor(W, "W")
+        check_choice(self.rotation, "rotation", tuple(_PERMUTATIONS))
         return np.transpose(W, _PERMUTATIONS[self.rotation])
 
     def unrotate(self, G: np.ndarray) -> np.ndarray:
         """The inverse of ``rotate``: back to (V, m_in, c)."""
+        G = _check_tensor(G, "G")
+        check_choice(self.rotation, "rotation", tuple(_PERMUTATIONS))
         return np.transpose(G, np.argsort(_PERMUTATIONS[self.rotation]))
 
     def _penalty(self, G: np.ndarray) -> float:
@@ -576,6 +586,8 @@ class _ConcatenatedViews(_MultiLabelMixin, BaseEstimator):
     """Shared plumbing: standardise each view, concatenate, check shapes at predict time."""
 
     def _fit_views(self, Xs: list[np.ndarray], Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        check_scalar(self.threshold, "threshold", "real")
+        check_bool(self.ensure_label, "ensure_label")
         views = check_views(Xs)
         Y = check_labels(Y, views[0].shape[0])
         _warn_constant_labels(Y)
@@ -613,7 +625,8 @@ class ConcatRidge(_ConcatenatedViews):
 
     def decision_function(self, Xs: list[np.ndarray]) -> np.ndarray:
         """Ridge scores (n, c)."""
-        return self.model_.predict(self._transform_views(Xs))
+        X = self._transform_views(Xs)
+        return self.model_.predict(X)
 
 
 class MultiLabelKNN(_ConcatenatedViews):
@@ -633,7 +646,8 @@ class MultiLabelKNN(_ConcatenatedViews):
 
     def decision_function(self, Xs: list[np.ndarray]) -> np.ndarray:
         """Fraction of the k neighbours that carry each label (n, c)."""
-        probas = self.model_.predict_proba(self._transform_views(Xs))
+        X = self._transform_views(Xs)
+        probas = self.model_.predict_proba(X)
         return np.stack([p[:, list(cls).index(1)] if 1 in cls else np.zeros(len(p))
                          for p, cls in zip(probas, self.model_.classes_, strict=True)], axis=1)
 
