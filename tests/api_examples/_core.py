@@ -130,12 +130,15 @@ def field_packages() -> list[str]:
 
 
 def _own_methods(cls: type) -> Iterator[tuple[str, Any]]:
+    """Public methods of ``cls`` defined in our code: the most derived definition of each name."""
+    names: set[str] = set()
     for klass in cls.__mro__:
         if not klass.__module__.startswith("icml25"):
             continue
         for name, value in vars(klass).items():
-            if name.startswith("_") or not inspect.isfunction(value):
+            if name.startswith("_") or not inspect.isfunction(value) or name in names:
                 continue
+            names.add(name)
             yield name, value
 
 
@@ -222,12 +225,9 @@ def _float_like(x: Any) -> bool:
 
 
 def _with_nan(x: Any) -> Any:
-    if _is_tensor(x):
-        y = x.detach().clone()
-        y.view(-1)[0] = float("nan")
-        return y
-    y = np.array(x, dtype=float, copy=True)
-    y.reshape(-1)[0] = np.nan
+    """A copy of ``x`` with its first entry NaN (indexed, so a non-contiguous layout keeps the NaN)."""
+    y = x.detach().clone() if _is_tensor(x) else np.array(x, dtype=float, copy=True)
+    y[(0,) * y.ndim] = float("nan")
     return y
 
 
