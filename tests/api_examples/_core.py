@@ -136,6 +136,8 @@ def _own_methods(cls: type) -> Iterator[tuple[str, Any]]:
         if not klass.__module__.startswith("icml25"):
             continue
         for name, value in vars(klass).items():
+            if isinstance(value, (classmethod, staticmethod)):
+                value = value.__func__
             if name.startswith("_") or not inspect.isfunction(value) or name in names:
                 continue
             names.add(name)

@@ -328,3 +328,5 @@ EXAMPLES = {
                                                                            "regrets": [3.0, 10.0, 31.0]},
                                               paired=[("horizons", "regrets")]),
 }
+
+EXAMPLES.update({"icml25.bandits.SourceSelector.select": Exempt("abstract")})

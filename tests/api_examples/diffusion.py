@@ -95,6 +95,8 @@ EXAMPLES = {
     "icml25.diffusion.GaussianMixture.posterior_mean": Example(lambda **kw: _gm().posterior_mean(**kw),
                                                                lambda: {"y": _x(), "t": torch.tensor([0.0, 1.0, 2.0])},
                                                                ),
+    "icml25.diffusion.GaussianMixture.sample_posterior": Example(
+        lambda **kw: _gm().sample_posterior(**kw), lambda: {"y": _x(), "t": torch.tensor([0.5, 1.0, 2.0]), "seed": 0}),
     "icml25.diffusion.GaussianMixture.denoise": Example(lambda **kw: _gm().denoise(**kw),
                                                         lambda: {"x": _x(), "abar": torch.tensor([0.1, 0.5, 0.9])},
                                                         ),

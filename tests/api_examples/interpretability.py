@@ -212,3 +212,10 @@ EXAMPLES = {
         positive=["steps", "batch_size", "max_grad_norm", "log_every"],
         nonneg=["aux_loss_coefficient", "threshold_beta"]),
 }
+
+EXAMPLES.update({
+    "icml25.interpretability.BatchTopKSAE.load": Example(mi.BatchTopKSAE.load, lambda: {"path": _saved_sae()},
+                                                         skip={"path": "any file name; a missing file raises "
+                                                                       "FileNotFoundError",
+                                                               "device": "any torch device spec"}),
+})

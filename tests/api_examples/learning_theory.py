@@ -240,3 +240,9 @@ EXAMPLES = {
         positive=("eps", "epochs", "steps", "alpha", "batch_size", "lr", "eval_every", "eval_steps", "eval_eps"),
         nonneg=("weight_decay",)),
 }
+
+EXAMPLES.update({
+    "icml25.learning_theory.GaussianLogisticModel.power_law": Example(
+        lt.GaussianLogisticModel.power_law, {"d": 8, "n_signal": 2, "seed": 0}, positive=("d",),
+        allow={"n_signal": "zero"}, nonneg=("decay",)),
+})

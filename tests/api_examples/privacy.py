@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from api_examples._core import Example
+from api_examples._core import Example, Exempt
 from icml25 import privacy as p
 
 _RNG = {"rng": "a live numpy Generator the release engine threads through its per-step sampler hooks"}
@@ -147,3 +147,11 @@ EXAMPLES = {
         lambda **kw: p.SparseHistogramGradualRelease({3: 40, 17: 25}, 1000, seed=0).release(**kw),
         {"sigma": 4.0, "threshold": 15.0}, positive=["sigma"]),
 }
+
+EXAMPLES.update({
+    **{f"icml25.privacy.NoiseFamily.{name}": Exempt("abstract")
+       for name in ("check_x", "sample", "forward", "backward", "bridge", "output")},
+    "icml25.privacy.MultipleRelease.release": Example(
+        lambda **kw: p.MultipleRelease(np.array([1.0, 2.0]), p.GaussianFamily(), seed=0).release(**kw),
+        {"level": 0.5}, positive=("level",), labels={"level": "level (variance)"}),
+})

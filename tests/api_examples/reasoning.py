@@ -371,3 +371,19 @@ EXAMPLES = {
         positive=["steps", "batch_size", "lr", "eval_every", "eval_size", "grad_clip"], nonneg=["weight_decay"],
         allow={"grad_clip": "none"}),
 }
+
+
+def _saved_results():
+    return str(_results().to_jsonl(_tmp("saved-results.jsonl")))
+
+
+EXAMPLES.update({
+    "icml25.reasoning.KnowledgeGraph.from_named_triples": Example(
+        reasoning.KnowledgeGraph.from_named_triples,
+        lambda: {"named": [("paris", "capital_of", "france"), ("france", "in", "europe")]}, allow={"named": "empty"}),
+    "icml25.reasoning.gsm_infinity.Problem.from_json": Example(gsm.Problem.from_json,
+                                                               lambda: {"record": _symbolic().to_json()}),
+    "icml25.reasoning.gsm_infinity.Results.from_jsonl": Example(gsm.Results.from_jsonl,
+                                                                lambda: {"path": _saved_results()},
+                                                                skip={"path": _PATH}),
+})

@@ -103,3 +103,8 @@ EXAMPLES = {
                                           skip={"path": "a file path; a missing file raises FileNotFoundError, "
                                                         "the standard exception for it"}),
 }
+
+EXAMPLES.update({
+    "icml25.symbolic.Expression.from_tree": Example(sy.Expression.from_tree,
+                                                    {"tree": ("Mul", ("x", 0), ("c", 0))}),
+})

@@ -28,7 +28,14 @@ from typing import Any
 import numpy as np
 
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = [
     "PAD",
@@ -97,8 +104,8 @@ class KnowledgeGraph:
         ent: dict[str, int] = {}
         rel: dict[str, int] = {}
         rows = []
-        for item in named:
-            if len(item) != 3:
+        for item in check_sequence(named, "named"):
+            if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or len(item) != 3:
                 raise ValueError(f"named must hold (head, relation, tail) triples, got {item!r}")
             h, r, t = item
             rows.append((ent.setdefault(h, len(ent)), rel.setdefault(r, len(rel)), ent.setdefault(t, len(ent))))

@@ -162,6 +162,7 @@ class Expression:
     @classmethod
     def from_tree(cls, tree: tuple) -> Expression:
         """Build from a numbered tree ``(op, left, right)`` / ``("x", i)`` / ``("c", j)``."""
+        _check_tree(tree, "tree")
         expression = cls.__new__(cls)
         expression._init(tree)
         return expression
@@ -264,6 +265,21 @@ class Expression:
             }[node[0]]()
 
         return build(self.tree)
+
+
+def _check_tree(tree: Any, name: str) -> None:
+    """A ValueError/TypeError naming the first malformed node of ``tree``."""
+    if not isinstance(tree, tuple) or not tree:
+        raise TypeError(f"{name} must be a non-empty tuple node, got {tree!r}")
+    if tree[0] in ("x", "c"):
+        if len(tree) != 2 or isinstance(tree[1], bool) or not isinstance(tree[1], int) or tree[1] < 0:
+            raise ValueError(f"{name} must be ('{tree[0]}', index >= 0), got {tree!r}")
+        return
+    if tree[0] not in OPERATORS or len(tree) != 3:
+        raise ValueError(f"{name} must be (op, left, right) with op in {sorted(OPERATORS)}, or ('x', i) / ('c', j), "
+                         f"got {tree!r}"[:200])
+    _check_tree(tree[1], f"{name}[1]")
+    _check_tree(tree[2], f"{name}[2]")
 
 
 def _describe(tree: tuple) -> tuple[str, int, int, int]:
