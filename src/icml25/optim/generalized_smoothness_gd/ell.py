@@ -251,7 +251,7 @@ def quadrature_step(
     values = np.asarray(ell(u), dtype=float)
     if values.shape != u.shape:
         raise ValueError(f"ℓ must be vectorised: got shape {values.shape} for input shape {u.shape}")
-    if validate:
+    if validate and values.size:
         if not values.min() > 0 or not math.isfinite(values.max()):  # NaN fails both tests
             bad = u[~(np.isfinite(values) & (values > 0))].ravel()[0]
             raise ValueError(f"ℓ must be finite and > 0, but ℓ({bad:.6g}) is not")
