@@ -56,7 +56,8 @@ def _module(cls, kwargs, nonneg=(), positive=(), **extra):
 
 
 EXAMPLES = {
-    "icml25.attention.check_tokens": Example(attention.check_tokens, lambda: {"x": _tokens(), "d_model": 8, "name": "x"},
+    "icml25.attention.check_tokens": Example(attention.check_tokens,
+                                             lambda: {"x": _tokens(), "d_model": 8, "name": "x"},
                                              positive=["d_model"], skip={"name": "a free-text label used in messages"},
                                              allow={"x": _FORWARD}),
     "icml25.attention.init_gpt_weights": Example(

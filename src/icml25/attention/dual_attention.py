@@ -34,13 +34,12 @@ zero output, never NaN.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-from contextlib import nullcontext
 
 from icml25.attention.transformer import MLP, check_tokens
 from icml25.utils.random import Seed, seeded
