@@ -316,21 +316,23 @@ def fisher_diagonal(
     y = None if y is None else y[:m]
     params = {k: p.detach() for k, p in model.named_parameters() if p.requires_grad}
     buffers = dict(model.named_buffers())
-    with torch.no_grad():
-        shape = tuple(functional_call(model, (params, buffers), (X[:1],)).shape)
-    if len(shape) != 2 or shape[0] != 1:
-        raise ValueError(f"X must be a batch that model maps to logits of shape (n, n_classes); model(X[:1]) "
-                         f"has shape {shape}")
+
+    def logits(p: dict[str, Tensor], x: Tensor) -> Tensor:
+        out = functional_call(model, (p, buffers), (x,))
+        if out.ndim != 2 or out.shape[0] != x.shape[0]:
+            raise ValueError(f"X must be a batch that model maps to logits of shape (n, n_classes); an input of "
+                             f"shape {tuple(x.shape)} gave shape {tuple(out.shape)}")
+        return out
     generator = torch_generator(seed, device=X.device)
 
     def log_probs(p: dict[str, Tensor], x: Tensor) -> Tensor:
-        return torch.log_softmax(functional_call(model, (p, buffers), (x,)), dim=-1)
+        return torch.log_softmax(logits(p, x), dim=-1)
 
     def labels(x: Tensor, yb: Tensor | None) -> Tensor:                # (k, b) labels for this chunk
         if mode == "empirical":
             return yb.unsqueeze(0)
         with torch.no_grad():
-            probs = torch.softmax(functional_call(model, (params, buffers), (x,)), dim=-1)
+            probs = torch.softmax(logits(params, x), dim=-1)
         return torch.multinomial(probs, n_samples, replacement=True, generator=generator).T
 
     total = {k: torch.zeros_like(p) for k, p in params.items()}
@@ -348,7 +350,7 @@ def fisher_diagonal(
         for start in range(0, m, chunk_size):
             x = X[start:start + chunk_size]
             with torch.no_grad():
-                probs = torch.softmax(functional_call(model, (params, buffers), (x,)), dim=-1)
+                probs = torch.softmax(logits(params, x), dim=-1)
             for k, j in jac(params, x).items():                        # j: (b, C, *shape)
                 total[k] += torch.einsum("bc,bc...->...", probs, j ** 2)
     else:
