@@ -28,7 +28,8 @@ Paper: "Disentangling and Integrating Relational and Sensory Information in Tran
   standard Transformer with the same code, the baseline of the paper.
 
 Masks are boolean with True = may attend (the official convention); a query whose row is fully masked gets a
-zero output, never NaN.
+zero output, never NaN.  Every module takes ``seed``: given, the initial weights come from it and the caller's
+global torch RNG is left alone; ``None`` (the default) draws them from the global RNG, as ``nn`` layers do.
 """
 
 from __future__ import annotations
