@@ -328,3 +328,46 @@ def test_relational_games_bad_input():
         RelationalGamesLite().sample(0)
     with pytest.raises(TypeError, match="n_samples must be an integer"):
         RelationalGamesLite().sample(4.0)
+
+
+def test_seed_fixes_the_weights_and_leaves_the_global_rng_alone():
+    """Issue 19: construction with seed= is reproducible and does not advance torch's global RNG."""
+    from icml25.attention import DualAttnTransformerLM, TransformerStack
+
+    kw = {"d_in": 4, "n_classes": 2, "d_model": 8, "n_layers": 1, "n_heads_sa": 1, "n_heads_ra": 1, "max_len": 4}
+    state = torch.random.get_rng_state()
+    a, b = DATEncoderClassifier(**kw, seed=3), DATEncoderClassifier(**kw, seed=3)
+    lm = DualAttnTransformerLM(11, 8, 1, 1, 1, max_block_size=8, seed=0)
+    TransformerStack(1, 8, 2, seed=0)
+    assert torch.equal(state, torch.random.get_rng_state())
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    torch.manual_seed(0)                                       # seed=None: the global RNG, as before
+    c = DATEncoderClassifier(**kw)
+    torch.manual_seed(0)
+    d = DATEncoderClassifier(**kw)
+    assert all(torch.equal(p, q) for p, q in zip(c.parameters(), d.parameters(), strict=True))
+    out = lm.double()(torch.zeros(2, 3, dtype=torch.long))[0]
+    assert out.dtype == torch.float64
+
+
+def test_forward_arguments_get_one_clear_error():
+    """Issue 19: bad forward arguments raise a ValueError/TypeError naming them."""
+    from icml25.attention import Attention, DualAttnTransformerLM, SelfAttention, check_tokens
+    from icml25.attention.transformer import MLP
+
+    x = torch.randn(2, 3, 8)
+    with pytest.raises(TypeError, match="d_model must be an integer"):
+        check_tokens(x, "abc")
+    with pytest.raises(ValueError, match="x must have shape"):
+        MLP(8, 16)(torch.randn(2, 3, 4))
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        Attention(8, 2)(x, x, x, is_causal="abc")
+    with pytest.raises(ValueError, match="query must have shape"):
+        Attention(8, 2).attention_scores(x[0], x)
+    with pytest.raises(ValueError, match="x of shape"):
+        RelationalAttention(8, 2)(x[:0], x)
+    with pytest.raises(TypeError, match="targets must be a torch.Tensor"):
+        DualAttnTransformerLM(11, 8, 1, 1, 1, max_block_size=8)(torch.zeros(2, 3, dtype=torch.long), "abc")
+    with pytest.raises(TypeError, match="sa_kwargs must be a dict"):
+        DualAttention(8, 1, 1, sa_kwargs="abc")
+    assert SelfAttention(8, 2)(x[:0]).shape == (0, 3, 8)      # an empty batch is a valid batch

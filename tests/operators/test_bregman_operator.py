@@ -306,3 +306,30 @@ def test_runs_on_cuda():
         assert out.device.type == "cuda" and out.shape == (2, 1, *grid)
         result = fit_operator(model, x, x, x, x, epochs=1)
         assert math.isfinite(result["test_rel_l2"])
+
+
+def test_seed_and_clear_errors():
+    """Issue 19: seed= leaves the global RNG alone; bad inputs raise errors naming the argument."""
+    state = torch.random.get_rng_state()
+    a = FNO(1, 1, hidden_channels=4, n_modes=(2,), n_layers=1, seed=1)
+    b = FNO(1, 1, hidden_channels=4, n_modes=(2,), n_layers=1, seed=1)
+    assert torch.equal(state, torch.random.get_rng_state())
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        a("abc")
+    with pytest.raises(ValueError, match="x must hold at least one sample"):
+        a(torch.randn(0, 1, 8))
+    with pytest.raises(ValueError, match="v: expected 4 input channels"):
+        FNOBlock(4, (2,))(torch.randn(2, 3, 8))
+    with pytest.raises(TypeError, match="channels must be an integer"):
+        FNOBlock("abc", (2,))
+    with pytest.raises(TypeError, match="zero_init must be True or False"):
+        FNOBlock(4, (2,), zero_init="abc")
+    with pytest.raises(ValueError, match="pred must contain only finite values"):
+        relative_l2(torch.full((2, 3), float("nan")), torch.ones(2, 3))
+    with pytest.raises(TypeError, match="output_shape must be a tuple"):
+        SpectralConv(1, 1, (2,))(torch.randn(2, 1, 8), output_shape=3)
+    with pytest.raises(TypeError, match="y_test must be a torch.Tensor"):
+        fit_operator(a, torch.randn(4, 1, 8), torch.randn(4, 1, 8), torch.randn(2, 1, 8), None, epochs=0)
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
+        fit_operator("abc", torch.randn(4, 1, 8), torch.randn(4, 1, 8))

@@ -537,3 +537,53 @@ def test_ellgd_honours_per_group_lr():
         EllGD([a], 2.0, lr=-1.0)
     with pytest.raises(TypeError, match="lr must be"):
         EllGD([{"params": [a], "lr": "fast"}], 2.0)
+
+
+def test_bad_arguments_get_one_clear_error_naming_them():
+    """Issue 19: each of these raised a deep/other error or returned silently before."""
+    import torch
+
+    from icml25.optim import EllGD, quadrature_step, scale_grad_by_ell_
+
+    fn = CoshSum(np.array([0.5, 1.0, 2.0]))
+    with pytest.raises(TypeError, match="grad_fn must be callable"):
+        ell_gd(3, np.ones(3), fn.ell)
+    with pytest.raises(ValueError, match="x0 must be a 1-d array"):
+        ell_gd(fn.grad, np.ones((1, 3)), fn.ell)
+    with pytest.raises(TypeError, match="domain must be callable"):
+        constant_gd(fn.grad, np.ones(3), 0.1, domain=3)
+    with pytest.raises(ValueError, match="max_backtracks must be an integer >= 1"):
+        armijo_gd(fn.grad, np.ones(3), fn.f, max_backtracks=-1)
+    with pytest.raises(ValueError, match="values must contain only finite values"):
+        grid_search(lambda v: constant_gd(fn.grad, np.ones(3), v), [float("nan"), 0.1])
+    with pytest.raises(TypeError, match="run must be callable"):
+        grid_search(3, [0.1])
+    with pytest.raises(ValueError, match="ell must be a real number"):
+        as_ell(float("nan"))
+    with pytest.raises(ValueError, match="grad_norm must be"):
+        ell_step(1.0, np.array([-1.0]))
+    with pytest.raises(TypeError, match="ell must be callable"):
+        quadrature_step(3, 1.0)
+    assert quadrature_step(lambda u: 1.0 + u, np.zeros(0)).shape == (0,)
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        fn.grad(np.array([np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="x must have shape"):
+        fn.domain(np.ones(2))
+    with pytest.raises(TypeError, match="hvp_fn must be callable"):
+        measure_curvature(fn.grad, 3, np.ones((1, 3)))
+    with pytest.raises(ValueError, match="s must be a 1-d array"):
+        fit_affine_envelope(np.ones((1, 2)), np.ones(2))
+    with pytest.raises(ValueError, match="params must not be empty"):
+        EllGD([], 1.0)
+    with pytest.raises(TypeError, match="params must be an iterable"):
+        EllGD(None, 1.0)
+    p = torch.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match="closure must be callable"):
+        EllGD([p], 1.0).step(3)
+    with pytest.raises(TypeError, match="param_group must be a dict"):
+        EllGD([p], 1.0).add_param_group(None)
+    with pytest.raises(TypeError, match="state_dict must be a dict"):
+        EllGD([p], 1.0).load_state_dict("abc")
+    with pytest.raises(TypeError, match=r"parameters\[0\] must be a torch.Tensor"):
+        scale_grad_by_ell_(["abc"], 1.0)
+    assert scale_grad_by_ell_([], 2.0) == 0.5        # like clip_grad_norm_, an empty iterable is fine

@@ -455,3 +455,40 @@ def test_merging_two_trained_copies_is_pure_and_finite(trained):
     ugm = ugm_merge({k: v.detach() for k, v in sds[0].items()}, [{k: v.detach() for k, v in sds[1].items()}],
                     imps[1:], prior_precision=10.0)
     assert all(torch.isfinite(v).all() for v in ugm.values())
+
+
+def test_bad_arguments_get_one_clear_error_naming_them():
+    """Issue 19: each of these raised an AttributeError/other error or returned silently before."""
+    from icml25.optim.squisher import apply_masks, ewc_loss, fisher_merge, task_arithmetic
+
+    model = make_mlp([3, 4, 2], seed=0)
+    X = torch.randn(6, 3, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="X must contain only finite values"):
+        fisher_diagonal(model, torch.full((6, 3), float("nan")))
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
+        fisher_diagonal("abc", X)
+    with pytest.raises(ValueError, match="X must be a batch that model maps to logits"):
+        fisher_diagonal(model, X[None])
+    with pytest.raises(ValueError, match="y must be integer labels"):
+        fisher_diagonal(model, X, torch.zeros(5, dtype=torch.long))
+    opt = train_classifier(model, X, torch.zeros(6, dtype=torch.long), epochs=1, batch_size=3)
+    with pytest.raises(TypeError, match="bias_correction must be True or False"):
+        read_squisher(opt, model, n_data=6, batch_size=3, bias_correction="abc")
+    with pytest.raises(TypeError, match="model must be an nn.Module"):
+        read_squisher(opt, "abc", n_data=6, batch_size=3)
+    imp = uniform_importance(model)
+    with pytest.raises(TypeError, match="a must be a mapping"):
+        compare_importance(None, imp)
+    sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    with pytest.raises(TypeError, match="state_dicts must be a non-empty sequence"):
+        average_merge("abc")
+    with pytest.raises(TypeError, match="exclude_param_names_regex must be a sequence"):
+        fisher_merge([sd, sd], [imp, imp], exclude_param_names_regex="abc")
+    with pytest.raises(TypeError, match="base must be a state dict"):
+        task_arithmetic(None, [sd])
+    with pytest.raises(ValueError, match="finetuned must be a non-empty sequence"):
+        task_arithmetic(sd, [])
+    with pytest.raises(TypeError, match="masks must be a mapping"):
+        apply_masks(model, "abc")
+    with pytest.raises(TypeError, match="penalty must be a EWCPenalty"):
+        ewc_loss("abc", model)

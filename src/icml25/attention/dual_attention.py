@@ -28,12 +28,14 @@ Paper: "Disentangling and Integrating Relational and Sensory Information in Tran
   standard Transformer with the same code, the baseline of the paper.
 
 Masks are boolean with True = may attend (the official convention); a query whose row is fully masked gets a
-zero output, never NaN.
+zero output, never NaN.  Every module takes ``seed``: given, the initial weights come from it and the caller's
+global torch RNG is left alone; ``None`` (the default) draws them from the global RNG, as ``nn`` layers do.
 """
 
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -41,7 +43,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.attention.transformer import MLP, check_tokens
-from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.random import Seed, seeded
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = [
     "Attention",
@@ -80,6 +83,18 @@ def _attention_mask(attn_mask: torch.Tensor | None, is_causal: bool, n_q: int, n
     return attn_mask.to(device).view(-1, 1, n_q, n_k)
 
 
+def _init_rng(seed: Seed):
+    """The RNG a constructor draws its initial weights from: ``seeded(seed)``, or the global one for ``None``."""
+    return nullcontext() if seed is None else seeded(seed)
+
+
+def _kwargs(value: dict | None, name: str) -> dict:
+    """Optional keyword arguments for a sub-module: ``None`` or a dict."""
+    if value is None:
+        return {}
+    return dict(check_instance(value, name, dict, "a dict of keyword arguments or None"))
+
+
 def _softmax_scores(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """Softmax over the last axis; masked entries get weight 0 and a fully masked row is all zeros."""
     if mask is None:
@@ -99,7 +114,7 @@ class Attention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, key_dim: int | None = None,
                  n_kv_heads: int | None = None, add_bias_kv: bool = False, add_bias_out: bool = False,
-                 total_n_heads: int | None = None) -> None:
+                 total_n_heads: int | None = None, seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
@@ -114,15 +129,23 @@ class Attention(nn.Module):
         self.head_dim = d_model // self.total_n_heads
         self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
-        self.wq = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
-        self.wk = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
-        self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)
-        self.wo = nn.Linear(n_heads * self.head_dim, n_heads * self.head_dim, bias=add_bias_out)
-        self.attn_dropout = nn.Dropout(self.dropout)
+        add_bias_kv, add_bias_out = check_bool(add_bias_kv, "add_bias_kv"), check_bool(add_bias_out, "add_bias_out")
+        with _init_rng(seed):
+            self.wq = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
+            self.wk = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
+            self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)
+            self.wo = nn.Linear(n_heads * self.head_dim, n_heads * self.head_dim, bias=add_bias_out)
+            self.attn_dropout = nn.Dropout(self.dropout)
 
     def attention_scores(self, query: torch.Tensor, key: torch.Tensor, attn_mask: torch.Tensor | None = None,
                          is_causal: bool = False) -> torch.Tensor:
         """Softmax attention weights of shape (batch, n_heads, n_q, n_k) (before dropout)."""
+        check_tokens(query, self.d_model, "query")
+        check_tokens(key, self.d_model, "key")
+        if key.shape[0] != query.shape[0]:
+            raise ValueError(f"query and key must share the batch size, got {tuple(query.shape)} and "
+                             f"{tuple(key.shape)}")
+        is_causal = check_bool(is_causal, "is_causal")
         B, n_q, _ = query.shape
         n_k = key.shape[1]
         mask = _attention_mask(attn_mask, is_causal, n_q, n_k, query.device)
@@ -140,6 +163,7 @@ class Attention(nn.Module):
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
             raise ValueError(f"query, key, value must share the batch size and key/value the length; got "
                              f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
+        need_weights = check_bool(need_weights, "need_weights")
         B, n_q, _ = query.shape
         weights = self.attention_scores(query, key, attn_mask, is_causal)
         v = self.wv(value).view(B, value.shape[1], self.n_kv_heads, self.head_dim).transpose(1, 2)
@@ -165,7 +189,7 @@ class RelationalAttention(nn.Module):
                  key_dim: int | None = None, n_kv_heads: int | None = None, rel_activation: str = "identity",
                  rel_proj_dim: int | None = None, add_bias_kv: bool = False, add_bias_out: bool = False,
                  total_n_heads: int | None = None, symmetric_rels: bool = False,
-                 use_relative_positional_symbols: bool = False) -> None:
+                 use_relative_positional_symbols: bool = False, seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
@@ -192,20 +216,22 @@ class RelationalAttention(nn.Module):
         self.use_relative_positional_symbols = check_bool(use_relative_positional_symbols,
                                                           "use_relative_positional_symbols")
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
-
-        self.wq_attn = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
-        self.wk_attn = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
-        self.wq_rel = nn.Linear(d_model, self.n_relations * self.rel_proj_dim, bias=False)
-        self.wk_rel = self.wq_rel if self.symmetric_rels else nn.Linear(
-            d_model, self.n_relations * self.rel_proj_dim, bias=False)
-        self.wr = nn.Parameter(torch.empty(n_heads, self.head_dim, self.n_relations))  # W_r^h
-        nn.init.kaiming_uniform_(self.wr, a=math.sqrt(5))
-        self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)  # W_s^h, on the symbols
-        self.wo = nn.Linear(n_heads * self.head_dim, n_heads * self.head_dim, bias=add_bias_out)
-        self.attn_dropout = nn.Dropout(self.dropout)
+        add_bias_kv, add_bias_out = check_bool(add_bias_kv, "add_bias_kv"), check_bool(add_bias_out, "add_bias_out")
+        with _init_rng(seed):
+            self.wq_attn = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
+            self.wk_attn = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
+            self.wq_rel = nn.Linear(d_model, self.n_relations * self.rel_proj_dim, bias=False)
+            self.wk_rel = self.wq_rel if self.symmetric_rels else nn.Linear(
+                d_model, self.n_relations * self.rel_proj_dim, bias=False)
+            self.wr = nn.Parameter(torch.empty(n_heads, self.head_dim, self.n_relations))  # W_r^h
+            nn.init.kaiming_uniform_(self.wr, a=math.sqrt(5))
+            self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)  # W_s^h, on the symbols
+            self.wo = nn.Linear(n_heads * self.head_dim, n_heads * self.head_dim, bias=add_bias_out)
+            self.attn_dropout = nn.Dropout(self.dropout)
 
     def relations(self, x: torch.Tensor) -> torch.Tensor:
         """The relation tensor ``R[b, i, j, l] = act(<x_i W_q^{rel,l}, x_j W_k^{rel,l}> / sqrt(rel_proj_dim))``."""
+        check_tokens(x, self.d_model)
         B, n, _ = x.shape
         q = self.wq_rel(x).view(B, n, self.n_relations, self.rel_proj_dim)
         k = q if self.symmetric_rels else self.wk_rel(x).view(B, n, self.n_relations, self.rel_proj_dim)
@@ -223,12 +249,14 @@ class RelationalAttention(nn.Module):
         if tuple(symbols.shape) != want:
             kind = "relative symbols (n, n, d_model)" if self.use_relative_positional_symbols else \
                 "symbols (batch, n, d_model)"
-            raise ValueError(f"{kind} must have shape {want}, got {tuple(symbols.shape)}")
+            raise ValueError(f"{kind} must have shape {want} to match x of shape {tuple(x.shape)}, "
+                             f"got {tuple(symbols.shape)}")
 
     def forward(self, x: torch.Tensor, symbols: torch.Tensor, attn_mask: torch.Tensor | None = None,
                 is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         check_tokens(x, self.d_model)
         self._check_symbols(x, symbols)
+        is_causal = check_bool(is_causal, "is_causal")
         B, n, _ = x.shape
         mask = _attention_mask(attn_mask, is_causal, n, n, x.device)
         q = self.wq_attn(x).view(B, n, self.n_heads, self.key_dim).transpose(1, 2)
@@ -258,7 +286,7 @@ class DualAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads_sa: int, n_heads_ra: int, dropout: float = 0.0,
                  sa_kwargs: dict | None = None, ra_kwargs: dict | None = None,
-                 share_attn_params: bool = False) -> None:
+                 share_attn_params: bool = False, seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
@@ -273,11 +301,13 @@ class DualAttention(nn.Module):
             raise ValueError(f"share_attn_params=True needs n_heads_sa == n_heads_ra, "
                              f"got {n_heads_sa} and {n_heads_ra}")
         self.share_attn_params = check_bool(share_attn_params, "share_attn_params")
-        self.self_attention = Attention(d_model, n_heads_sa, dropout, total_n_heads=self.total_n_heads,
-                                        **(sa_kwargs or {})) if n_heads_sa else None
-        self.relational_attention = RelationalAttention(d_model, n_heads_ra, dropout=dropout,
-                                                        total_n_heads=self.total_n_heads,
-                                                        **(ra_kwargs or {})) if n_heads_ra else None
+        sa_kwargs, ra_kwargs = _kwargs(sa_kwargs, "sa_kwargs"), _kwargs(ra_kwargs, "ra_kwargs")
+        with _init_rng(seed):
+            self.self_attention = Attention(d_model, n_heads_sa, dropout, total_n_heads=self.total_n_heads,
+                                            **sa_kwargs) if n_heads_sa else None
+            self.relational_attention = RelationalAttention(d_model, n_heads_ra, dropout=dropout,
+                                                            total_n_heads=self.total_n_heads,
+                                                            **ra_kwargs) if n_heads_ra else None
         if share_attn_params:
             self.relational_attention.wq_attn = self.self_attention.wq
             self.relational_attention.wk_attn = self.self_attention.wk
@@ -286,6 +316,7 @@ class DualAttention(nn.Module):
                 is_causal: bool = False, need_weights: bool = False
                 ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
         check_tokens(x, self.d_model)
+        is_causal, need_weights = check_bool(is_causal, "is_causal"), check_bool(need_weights, "need_weights")
         parts, sa_scores, ra_out = [], None, None
         if self.self_attention is not None:
             out, sa_scores = self.self_attention(x, x, x, attn_mask, is_causal, need_weights)
@@ -303,14 +334,15 @@ class PositionalSymbolRetriever(nn.Module):
     """Positional symbols (official ``PositionalSymbolRetriever``): ``s_j = E[j]``, a learned table of
     ``max_length`` symbols.  ``forward(x)`` returns (batch, n, symbol_dim)."""
 
-    def __init__(self, symbol_dim: int, max_length: int) -> None:
+    def __init__(self, symbol_dim: int, max_length: int, seed: Seed = None) -> None:
         super().__init__()
         self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
         self.max_length = check_scalar(max_length, "max_length", "int", min=1)
-        self.symbol_library = nn.Embedding(max_length, symbol_dim)
+        with _init_rng(seed):
+            self.symbol_library = nn.Embedding(max_length, symbol_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tokens(x, x.shape[-1] if isinstance(x, torch.Tensor) and x.dim() == 3 else -1)
+        check_tensor(x, "x", ndim=3, floating=True)
         B, n, _ = x.shape
         if n > self.max_length:
             raise ValueError(f"sequence length {n} exceeds max_length={self.max_length} of the positional symbols")
@@ -323,15 +355,16 @@ class PositionRelativeSymbolRetriever(nn.Module):
     with relative positions clipped to ``[-max_rel_pos, max_rel_pos]``.  ``forward(x)`` returns (n, n, symbol_dim);
     use with ``RelationalAttention(..., use_relative_positional_symbols=True)``."""
 
-    def __init__(self, symbol_dim: int, max_rel_pos: int) -> None:
+    def __init__(self, symbol_dim: int, max_rel_pos: int, seed: Seed = None) -> None:
         super().__init__()
         self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
         self.max_rel_pos = check_scalar(max_rel_pos, "max_rel_pos", "int", min=0)
         self.rel_pos_embeddings = nn.Parameter(torch.empty(2 * max_rel_pos + 1, symbol_dim))
-        nn.init.xavier_uniform_(self.rel_pos_embeddings)
+        with _init_rng(seed):
+            nn.init.xavier_uniform_(self.rel_pos_embeddings)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tokens(x, x.shape[-1] if isinstance(x, torch.Tensor) and x.dim() == 3 else -1)
+        check_tensor(x, "x", ndim=3, floating=True)
         pos = torch.arange(x.shape[1], device=x.device)
         rel = (pos.view(1, -1) - pos.view(-1, 1)).clamp(-self.max_rel_pos, self.max_rel_pos) + self.max_rel_pos
         return self.rel_pos_embeddings[rel]
@@ -343,7 +376,7 @@ class SymbolicAttention(nn.Module):
     ``forward(x)`` returns (batch, n, d_model)."""
 
     def __init__(self, d_model: int, n_heads: int, n_symbols: int, dropout: float = 0.0,
-                 scale: float | None = None, trainable_symbols: bool = True) -> None:
+                 scale: float | None = None, trainable_symbols: bool = True, seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.n_heads = check_scalar(n_heads, "n_heads", "int", min=1)
@@ -351,10 +384,12 @@ class SymbolicAttention(nn.Module):
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
-        self.scale = scale
-        self.q_proj = nn.Linear(d_model, d_model)
-        self.template_features = nn.Parameter(torch.randn(n_symbols, d_model))
-        self.symbol_library = nn.Parameter(torch.randn(n_symbols, d_model), requires_grad=trainable_symbols)
+        self.scale = None if scale is None else check_scalar(scale, "scale", "real", min=0.0, inclusive="neither")
+        trainable_symbols = check_bool(trainable_symbols, "trainable_symbols")
+        with _init_rng(seed):
+            self.q_proj = nn.Linear(d_model, d_model)
+            self.template_features = nn.Parameter(torch.randn(n_symbols, d_model))
+            self.symbol_library = nn.Parameter(torch.randn(n_symbols, d_model), requires_grad=trainable_symbols)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_tokens(x, self.d_model)
@@ -372,6 +407,7 @@ def make_symbol_retriever(symbol_retrieval: str, d_model: int, **kwargs: Any) ->
     """Build a symbol retriever by its official name: ``"positional_symbols"`` (kwargs ``max_length``),
     ``"position_relative"`` (``max_rel_pos``) or ``"symbolic_attention"`` (``n_heads``, ``n_symbols``, ...)."""
     check_choice(symbol_retrieval, "symbol_retrieval", SYMBOL_RETRIEVERS)
+    d_model = check_scalar(d_model, "d_model", "int", min=1)
     retriever = {"positional_symbols": PositionalSymbolRetriever, "position_relative": PositionRelativeSymbolRetriever,
                  "symbolic_attention": SymbolicAttention}[symbol_retrieval]
     return retriever(d_model, **kwargs)
@@ -394,18 +430,23 @@ class DualAttnEncoderBlock(nn.Module):
     def __init__(self, d_model: int, n_heads_sa: int, n_heads_ra: int, dff: int | None = None,
                  activation: str = "gelu", dropout_rate: float = 0.0, norm_first: bool = True,
                  norm_type: str = "layernorm", sa_kwargs: dict | None = None, ra_kwargs: dict | None = None,
-                 share_attn_params: bool = False, bias: bool = True, causal: bool = False) -> None:
+                 share_attn_params: bool = False, bias: bool = True, causal: bool = False,
+                 seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
         self.norm_first, self.causal = check_bool(norm_first, "norm_first"), check_bool(causal, "causal")
+        bias = check_bool(bias, "bias")
+        check_choice(norm_type, "norm_type", ("layernorm", "rmsnorm"))
+        check_choice(activation, "activation", ("gelu", "relu", "silu"))
         self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
                                                inclusive="left"))
-        self.norm1 = _norm(d_model, norm_type, bias)
-        self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
-                                       share_attn_params)
-        self.norm2 = _norm(d_model, norm_type, bias)
-        self.ff_block = MLP(d_model, self.dff, activation, bias, dropout_rate)
+        with _init_rng(seed):
+            self.norm1 = _norm(d_model, norm_type, bias)
+            self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
+                                           share_attn_params)
+            self.norm2 = _norm(d_model, norm_type, bias)
+            self.ff_block = MLP(d_model, self.dff, activation, bias, dropout_rate)
 
     def forward(self, x: torch.Tensor, symbols: torch.Tensor | None,
                 attn_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -427,20 +468,26 @@ class DualAttnDecoderBlock(nn.Module):
                  activation: str = "gelu", dropout_rate: float = 0.0, norm_first: bool = True,
                  norm_type: str = "layernorm", sa_kwargs: dict | None = None, ra_kwargs: dict | None = None,
                  cross_kwargs: dict | None = None, share_attn_params: bool = False, bias: bool = True,
-                 causal: bool = True) -> None:
+                 causal: bool = True, seed: Seed = None) -> None:
         super().__init__()
         self.d_model = check_scalar(d_model, "d_model", "int", min=1)
         self.dff = check_scalar(4 * d_model if dff is None else dff, "dff", "int", min=1)
         self.norm_first, self.causal = check_bool(norm_first, "norm_first"), check_bool(causal, "causal")
+        bias = check_bool(bias, "bias")
+        check_choice(norm_type, "norm_type", ("layernorm", "rmsnorm"))
+        check_choice(activation, "activation", ("gelu", "relu", "silu"))
+        check_scalar(n_heads_cross, "n_heads_cross", "int", min=1)
+        cross_kwargs = _kwargs(cross_kwargs, "cross_kwargs")
         self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
                                                inclusive="left"))
-        self.norm1 = _norm(d_model, norm_type, bias)
-        self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
-                                       share_attn_params)
-        self.norm2 = _norm(d_model, norm_type, bias)
-        self.cross_attn = Attention(d_model, n_heads_cross, dropout_rate, **(cross_kwargs or {}))
-        self.norm3 = _norm(d_model, norm_type, bias)
-        self.ff_block = MLP(d_model, self.dff, activation, bias, dropout_rate)
+        with _init_rng(seed):
+            self.norm1 = _norm(d_model, norm_type, bias)
+            self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
+                                           share_attn_params)
+            self.norm2 = _norm(d_model, norm_type, bias)
+            self.cross_attn = Attention(d_model, n_heads_cross, dropout_rate, **cross_kwargs)
+            self.norm3 = _norm(d_model, norm_type, bias)
+            self.ff_block = MLP(d_model, self.dff, activation, bias, dropout_rate)
 
     def forward(self, x: torch.Tensor, context: torch.Tensor, symbols: torch.Tensor | None) -> torch.Tensor:
         check_tokens(x, self.d_model)
@@ -459,12 +506,14 @@ class DualAttnDecoderBlock(nn.Module):
 
 def _retriever_and_ra_kwargs(symbol_retrieval: str, d_model: int, n_heads_ra: int, kwargs: dict | None,
                              ra_kwargs: dict | None, defaults: dict) -> tuple[nn.Module | None, dict]:
-    ra_kwargs = dict(ra_kwargs or {})
+    ra_kwargs = _kwargs(ra_kwargs, "ra_kwargs")
+    kwargs = _kwargs(kwargs, "symbol_retrieval_kwargs")
+    check_choice(symbol_retrieval, "symbol_retrieval", SYMBOL_RETRIEVERS)
     if n_heads_ra == 0:
         return None, ra_kwargs
     if symbol_retrieval == "position_relative":
         ra_kwargs.setdefault("use_relative_positional_symbols", True)
-    return make_symbol_retriever(symbol_retrieval, d_model, **{**defaults, **(kwargs or {})}), ra_kwargs
+    return make_symbol_retriever(symbol_retrieval, d_model, **{**defaults, **kwargs}), ra_kwargs
 
 
 class DATEncoderClassifier(nn.Module):
@@ -481,15 +530,27 @@ class DATEncoderClassifier(nn.Module):
                  norm_first: bool = True, symbol_retrieval: str = "positional_symbols",
                  symbol_retrieval_kwargs: dict | None = None, sa_kwargs: dict | None = None,
                  ra_kwargs: dict | None = None, share_attn_params: bool = False, pool: str = "mean",
-                 pos_enc: str | None = "learned") -> None:
+                 pos_enc: str | None = "learned", seed: Seed = None) -> None:
         super().__init__()
         self.d_in = check_scalar(d_in, "d_in", "int", min=1)
         self.n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
         self.max_len = check_scalar(max_len, "max_len", "int", min=1)
-        check_scalar(n_layers, "n_layers", "int", min=1)
+        n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
         self.pool = check_choice(pool, "pool", ("mean", "flatten"))
         check_choice(pos_enc, "pos_enc", ("learned", None))
-        self.d_model = d_model
+        self.d_model = d_model = check_scalar(d_model, "d_model", "int", min=1)
+        n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
+        n_heads_ra = check_scalar(n_heads_ra, "n_heads_ra", "int", min=0)
+        with _init_rng(seed):
+            self._build(d_model, n_layers, n_heads_sa, n_heads_ra, dff, max_len, dropout_rate, activation, norm_first,
+                        symbol_retrieval, symbol_retrieval_kwargs, sa_kwargs, ra_kwargs, share_attn_params, pool,
+                        pos_enc)
+
+    def _build(self, d_model: int, n_layers: int, n_heads_sa: int, n_heads_ra: int, dff: int | None, max_len: int,
+               dropout_rate: float, activation: str, norm_first: bool, symbol_retrieval: str,
+               symbol_retrieval_kwargs: dict | None, sa_kwargs: dict | None, ra_kwargs: dict | None,
+               share_attn_params: bool, pool: str, pos_enc: str | None) -> None:
+        d_in, n_classes = self.d_in, self.n_classes
         self.embed = nn.Linear(d_in, d_model)
         self.pos_embedding = nn.Embedding(max_len, d_model) if pos_enc == "learned" else None
         self.symbol_retriever, ra_kwargs = _retriever_and_ra_kwargs(
@@ -532,12 +593,25 @@ class DualAttnTransformerLM(nn.Module):
                  dff: int | None = None, max_block_size: int = 256, dropout_rate: float = 0.0,
                  activation: str = "gelu", norm_first: bool = True, symbol_retrieval: str = "symbolic_attention",
                  symbol_retrieval_kwargs: dict | None = None, sa_kwargs: dict | None = None,
-                 ra_kwargs: dict | None = None, share_attn_params: bool = False, bias: bool = True) -> None:
+                 ra_kwargs: dict | None = None, share_attn_params: bool = False, bias: bool = True,
+                 seed: Seed = None) -> None:
         super().__init__()
         self.vocab_size = check_scalar(vocab_size, "vocab_size", "int", min=1)
         self.max_block_size = check_scalar(max_block_size, "max_block_size", "int", min=1)
-        check_scalar(n_layers, "n_layers", "int", min=1)
-        self.d_model = d_model
+        n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
+        self.d_model = d_model = check_scalar(d_model, "d_model", "int", min=1)
+        n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
+        n_heads_ra = check_scalar(n_heads_ra, "n_heads_ra", "int", min=0)
+        bias = check_bool(bias, "bias")
+        with _init_rng(seed):
+            self._build(vocab_size, d_model, n_layers, n_heads_sa, n_heads_ra, dff, max_block_size, dropout_rate,
+                        activation, norm_first, symbol_retrieval, symbol_retrieval_kwargs, sa_kwargs, ra_kwargs,
+                        share_attn_params, bias)
+
+    def _build(self, vocab_size: int, d_model: int, n_layers: int, n_heads_sa: int, n_heads_ra: int,
+               dff: int | None, max_block_size: int, dropout_rate: float, activation: str, norm_first: bool,
+               symbol_retrieval: str, symbol_retrieval_kwargs: dict | None, sa_kwargs: dict | None,
+               ra_kwargs: dict | None, share_attn_params: bool, bias: bool) -> None:
         defaults = {"positional_symbols": {"max_length": max_block_size}, "position_relative": {"max_rel_pos": 16},
                     "symbolic_attention": {"n_heads": max(1, n_heads_sa + n_heads_ra), "n_symbols": 64}}
         self.symbol_retriever, ra_kwargs = _retriever_and_ra_kwargs(
@@ -577,6 +651,11 @@ class DualAttnTransformerLM(nn.Module):
         logits = self.head(self.norm(h))
         if targets is None:
             return logits, None
+        check_tensor(targets, "targets")
         if targets.shape != idx.shape:
             raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
+        if targets.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"targets must be an integer tensor of token ids, got {targets.dtype}")
+        if targets.numel() and (int(targets.min()) < -100 or int(targets.max()) >= self.vocab_size):
+            raise ValueError(f"targets must lie in [0, {self.vocab_size}) (or be the ignore index -100)")
         return logits, F.cross_entropy(logits.reshape(-1, self.vocab_size), targets.reshape(-1))

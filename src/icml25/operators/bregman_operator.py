@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 from typing import NamedTuple
 
@@ -29,8 +30,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_array, check_bool, check_choice, check_consistent_length, check_scalar
+from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_consistent_length,
+    check_instance,
+    check_scalar,
+    check_tensor,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -61,6 +71,11 @@ class ActivationPair(NamedTuple):
     domain: tuple[float, float]
 
 
+def _init_rng(seed: Seed):
+    """The RNG a constructor draws its initial weights from: ``seeded(seed)``, or the global one for ``None``."""
+    return nullcontext() if seed is None else seeded(seed)
+
+
 def _clamped(inverse: Fn, lo: float, hi: float) -> Fn:
     """``inverse`` evaluated on ``v`` clamped into ``[lo + eps, hi - eps]`` (finite ends only)."""
 
@@ -82,6 +97,9 @@ def get_activation_pair(name: str, version: str = "bregman", beta: float = 10.0,
     ``v - 1 / (4 v)`` (the official pair); with ``version="standard"`` it is the plain ReLU and
     ``sigma_inv`` is ``None``, as for ``gelu``.
     """
+    if not isinstance(name, str) or name not in ACTIVATIONS:
+        raise ValueError(f"name must be a known activation: unknown activation {name!r}; valid: "
+                         f"{', '.join(ACTIVATIONS)}")
     check_choice(version, "version", ("bregman", "standard"))
     beta = check_scalar(beta, "beta", "real", min=0.0, inclusive="neither")
     threshold = check_scalar(threshold, "threshold", "real", min=0.0, inclusive="neither")
@@ -115,9 +133,7 @@ def get_activation_pair(name: str, version: str = "bregman", beta: float = 10.0,
             return ActivationPair(F.relu, None, (0.0, inf))
         return ActivationPair(lambda z: (z + torch.sqrt(z * z + 1)) / 2,
                               _clamped(lambda v: v - 1 / (4 * v), 0.0, inf), (0.0, inf))
-    if name == "gelu":
-        return ActivationPair(F.gelu, None, (-0.17, inf))
-    raise ValueError(f"unknown activation {name!r}; valid: {', '.join(ACTIVATIONS)} or a callable")
+    return ActivationPair(F.gelu, None, (-0.17, inf))  # "gelu", the last name left
 
 
 def _check_modes(n_modes: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -139,10 +155,12 @@ class SpectralConv(nn.Module):
     parts from ``N(0, 2 / (in + out))``; ``0.0`` gives the zero operator. With ``fft_norm="forward"``
     the kept coefficients do not depend on the grid size, so the operator can be evaluated on a finer
     grid; ``forward(x, output_shape)`` also evaluates the output directly on another grid.
+    ``seed`` fixes the initial weights without touching the caller's global torch RNG; ``seed=None``
+    draws them from the global RNG, as ``nn`` layers do (the same holds for ``FNOBlock`` and ``FNO``).
     """
 
     def __init__(self, in_channels: int, out_channels: int, n_modes: tuple[int, ...],
-                 init_std: str | float = "auto", fft_norm: str = "forward") -> None:
+                 init_std: str | float = "auto", fft_norm: str = "forward", seed: Seed = None) -> None:
         super().__init__()
         in_channels = check_scalar(in_channels, "in_channels", "int", min=1)
         out_channels = check_scalar(out_channels, "out_channels", "int", min=1)
@@ -155,27 +173,39 @@ class SpectralConv(nn.Module):
             std = check_scalar(init_std, "init_std", "real", min=0.0)
         self.in_channels, self.out_channels, self.n_modes, self.fft_norm = in_channels, out_channels, n_modes, fft_norm
         shape = (in_channels, out_channels, *(2 * m for m in n_modes[:-1]), n_modes[-1], 2)
-        self.weight = nn.Parameter(torch.randn(shape) * std)
+        with _init_rng(seed):
+            self.weight = nn.Parameter(torch.randn(shape) * std)
 
-    def _check(self, x: torch.Tensor) -> None:
+    def _check(self, x: torch.Tensor, name: str = "x") -> None:
         d = len(self.n_modes)
+        check_tensor(x, name, floating=True)
         if x.dim() != d + 2:
-            raise ValueError(f"SpectralConv with {d}-D n_modes {self.n_modes} expects input (batch, channels, "
-                             f"{d} spatial dims), got {x.dim() - 2} spatial dims (shape {tuple(x.shape)})")
+            raise ValueError(f"{name} must be (batch, channels, {d} spatial dims) for the {d}-D n_modes "
+                             f"{self.n_modes}, got {x.dim() - 2} spatial dims (shape {tuple(x.shape)})")
         if x.shape[1] != self.in_channels:
-            raise ValueError(f"expected {self.in_channels} input channels, got {x.shape[1]}")
-        sizes = x.shape[2:]
+            raise ValueError(f"{name}: expected {self.in_channels} input channels, got {x.shape[1]}")
+        if x.shape[0] == 0:
+            raise ValueError(f"{name} must hold at least one sample (the FFT needs a non-empty batch), "
+                             f"got shape {tuple(x.shape)}")
+        self._check_grid(tuple(x.shape[2:]), name)
+
+    def _check_grid(self, sizes: tuple[int, ...], name: str) -> None:
         limits = [n // 2 for n in sizes[:-1]] + [sizes[-1] // 2 + 1]
         for axis, (m, n, lim) in enumerate(zip(self.n_modes, sizes, limits, strict=True)):
             if m > lim:
-                raise ValueError(f"n_modes[{axis}] = {m} is too large for grid size {n} along that axis "
+                raise ValueError(f"{name}: n_modes[{axis}] = {m} is too large for grid size {n} along that axis "
                                  f"(at most {lim})")
 
     def forward(self, x: torch.Tensor, output_shape: tuple[int, ...] | None = None) -> torch.Tensor:
         self._check(x)
         d = len(self.n_modes)
         dims = tuple(range(-d, 0))
-        out_shape = tuple(x.shape[2:]) if output_shape is None else tuple(output_shape)
+        if output_shape is None:
+            out_shape = tuple(x.shape[2:])
+        else:
+            if isinstance(output_shape, (str, bytes)) or not hasattr(output_shape, "__iter__"):
+                raise TypeError(f"output_shape must be a tuple of {d} grid sizes, got {output_shape!r}")
+            out_shape = tuple(check_scalar(n, f"output_shape[{i}]", "int", min=1) for i, n in enumerate(output_shape))
         if len(out_shape) != d:
             raise ValueError(f"output_shape must have {d} entries, got {out_shape}")
         x_ft = torch.fft.rfftn(x, dim=dims, norm=self.fft_norm)
@@ -213,16 +243,20 @@ class FNOBlock(nn.Module):
     """
 
     def __init__(self, channels: int, n_modes: tuple[int, ...], zero_init: bool = False,
-                 fft_norm: str = "forward") -> None:
+                 fft_norm: str = "forward", seed: Seed = None) -> None:
         super().__init__()
-        self.spectral = SpectralConv(channels, channels, n_modes, init_std=0.0 if zero_init else "auto",
-                                     fft_norm=fft_norm)
-        self.skip = _pointwise(len(self.spectral.n_modes), channels, channels)
+        channels = check_scalar(channels, "channels", "int", min=1)
+        zero_init = check_bool(zero_init, "zero_init")
+        with _init_rng(seed):
+            self.spectral = SpectralConv(channels, channels, n_modes, init_std=0.0 if zero_init else "auto",
+                                         fft_norm=fft_norm)
+            self.skip = _pointwise(len(self.spectral.n_modes), channels, channels)
         if zero_init:
             nn.init.zeros_(self.skip.weight)
             nn.init.zeros_(self.skip.bias)
 
     def forward(self, v: torch.Tensor) -> torch.Tensor:
+        self.spectral._check(v, "v")
         return self.spectral(v) + self.skip(v)
 
 
@@ -251,7 +285,8 @@ class FNO(nn.Module):
                  projection_channels: int = 128, architecture: str = "standard",
                  activation: str | Fn = "relu", activation_kwargs: dict | None = None,
                  inverse_activation: Fn | None = None, positional_grid: bool = True,
-                 carry_preactivation: bool = True, zero_init: bool | None = None, fft_norm: str = "forward") -> None:
+                 carry_preactivation: bool = True, zero_init: bool | None = None, fft_norm: str = "forward",
+                 seed: Seed = None) -> None:
         super().__init__()
         in_channels, out_channels, hidden_channels, n_layers, projection_channels = (
             check_scalar(v, name, "int", min=1) for v, name in (
@@ -263,6 +298,15 @@ class FNO(nn.Module):
         positional_grid = check_bool(positional_grid, "positional_grid")
         carry_preactivation = check_bool(carry_preactivation, "carry_preactivation")
         n_modes = _check_modes(n_modes)
+        if zero_init is not None:
+            zero_init = check_bool(zero_init, "zero_init")
+        if inverse_activation is not None:
+            check_callable(inverse_activation, "inverse_activation")
+        if activation_kwargs is not None:
+            check_instance(activation_kwargs, "activation_kwargs", dict, "a dict of keyword arguments or None")
+        if not callable(activation) and not (isinstance(activation, str) and activation in ACTIVATIONS):
+            raise ValueError(f"activation must be a callable or a known activation: unknown activation "
+                             f"{activation!r}; valid: {', '.join(ACTIVATIONS)}")
         if callable(activation):
             if architecture == "bregman" and inverse_activation is None:
                 raise ValueError("architecture='bregman' with a callable activation needs inverse_activation= "
@@ -279,16 +323,17 @@ class FNO(nn.Module):
         self.sigma, self.sigma_inv = pair.sigma, pair.sigma_inv
         d = len(n_modes)
         lift_in = in_channels + (d if positional_grid else 0)
-        if lifting_channels is None:
-            self.lifting = _pointwise(d, lift_in, hidden_channels)
-        else:
-            self.lifting = nn.Sequential(_pointwise(d, lift_in, lifting_channels), nn.GELU(),
-                                         _pointwise(d, lifting_channels, hidden_channels))
         zero = architecture == "bregman" if zero_init is None else zero_init
-        self.blocks = nn.ModuleList(FNOBlock(hidden_channels, n_modes, zero_init=zero, fft_norm=fft_norm)
-                                    for _ in range(n_layers))
-        self.projection = nn.Sequential(_pointwise(d, hidden_channels, projection_channels), nn.GELU(),
-                                        _pointwise(d, projection_channels, out_channels))
+        with _init_rng(seed):
+            if lifting_channels is None:
+                self.lifting = _pointwise(d, lift_in, hidden_channels)
+            else:
+                self.lifting = nn.Sequential(_pointwise(d, lift_in, lifting_channels), nn.GELU(),
+                                             _pointwise(d, lifting_channels, hidden_channels))
+            self.blocks = nn.ModuleList(FNOBlock(hidden_channels, n_modes, zero_init=zero, fft_norm=fft_norm)
+                                        for _ in range(n_layers))
+            self.projection = nn.Sequential(_pointwise(d, hidden_channels, projection_channels), nn.GELU(),
+                                            _pointwise(d, projection_channels, out_channels))
 
     def _grid(self, x: torch.Tensor) -> torch.Tensor:
         sizes = x.shape[2:]
@@ -297,18 +342,19 @@ class FNO(nn.Module):
         return mesh.unsqueeze(0).expand(x.shape[0], *mesh.shape)
 
     def _check(self, x: torch.Tensor) -> None:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"input must be a torch.Tensor, got {type(x).__name__}")
-        if not x.is_floating_point():
-            raise TypeError(f"input must be a floating-point tensor, got {x.dtype}")
+        check_tensor(x, "x", floating=True)
         d = len(self.n_modes)
         if x.dim() != d + 2:
-            raise ValueError(f"expected input (batch, {self.in_channels}, {d} spatial dims) for n_modes "
+            raise ValueError(f"x must be (batch, {self.in_channels}, {d} spatial dims) for n_modes "
                              f"{self.n_modes}, got shape {tuple(x.shape)} ({x.dim() - 2} spatial dims)")
         if x.shape[1] != self.in_channels:
-            raise ValueError(f"expected {self.in_channels} input channels, got {x.shape[1]}")
+            raise ValueError(f"x: expected {self.in_channels} input channels, got {x.shape[1]}")
         if not torch.isfinite(x).all():
-            raise ValueError("input must contain only finite values, got NaN or inf")
+            raise ValueError("x: input must contain only finite values, got NaN or inf")
+        if x.shape[0] == 0:
+            raise ValueError(f"x must hold at least one sample (the FFT needs a non-empty batch), "
+                             f"got shape {tuple(x.shape)}")
+        self.blocks[0].spectral._check_grid(tuple(x.shape[2:]), "x")
 
     def lift(self, x: torch.Tensor) -> torch.Tensor:
         """The lifted input ``P(a)`` (hidden channels on the input grid)."""
@@ -345,9 +391,9 @@ BregmanFNO = partial(FNO, architecture="bregman", activation="softplus")
 
 def relative_l2(pred: torch.Tensor, target: torch.Tensor, reduce: bool = True) -> torch.Tensor:
     """Relative L2 error ``||pred - target|| / ||target||`` per sample (LpLoss, p = 2), averaged if ``reduce``."""
-    if not isinstance(pred, torch.Tensor) or not isinstance(target, torch.Tensor):
-        raise TypeError(f"pred and target must be torch.Tensors, got {type(pred).__name__} and "
-                        f"{type(target).__name__}")
+    check_tensor(pred, "pred", floating=True, finite=True)
+    check_tensor(target, "target", floating=True, finite=True)
+    reduce = check_bool(reduce, "reduce")
     if pred.shape != target.shape:
         raise ValueError(f"pred and target shapes differ: {tuple(pred.shape)} vs {tuple(target.shape)}")
     if pred.dim() < 2:
@@ -399,9 +445,11 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
     ``"val_rel_l2"`` (per epoch) and ``"best_epoch"`` (1-based) with ``validation``; the mini-batch
     order comes from ``torch_generator(seed)`` (``icml25.utils.random``).
     """
+    check_instance(model, "model", nn.Module, "an nn.Module")
     for name, t in (("x_train", x_train), ("y_train", y_train)):
-        _check_fields(t, name)
+        _check_fields(t, name, min_len=1)
     check_consistent_length(x_train, y_train, names=("x_train", "y_train"))
+    normalize = check_bool(normalize, "normalize")
     epochs = check_scalar(epochs, "epochs", "int", min=0)
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
@@ -415,7 +463,24 @@ def fit_operator(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor,
         if validation is None:
             raise ValueError("patience needs a validation set (validation=(x_val, y_val))")
         patience = check_scalar(patience, "patience", "int", min=1)
-    tests = x_test if isinstance(x_test, dict) else ({} if x_test is None else {"test": (x_test, y_test)})
+    if isinstance(x_test, dict):
+        if y_test is not None:
+            raise ValueError("y_test must be None when x_test is a dict name -> (x, y) of test sets")
+        tests = x_test
+    elif x_test is None:
+        if y_test is not None:
+            raise ValueError("y_test needs x_test")
+        tests = {}
+    else:
+        tests = {"test": (x_test, y_test)}
+    for name, pair in tests.items():
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"x_test[{name!r}] must be a tuple (x, y) of tensors, got {type(pair).__name__}")
+        labels = ("x_test", "y_test") if name == "test" and not isinstance(x_test, dict) else \
+            (f"x_test[{name!r}][0]", f"x_test[{name!r}][1]")
+        for label, t in zip(labels, pair, strict=True):
+            _check_fields(t, label, min_len=1)
+        check_consistent_length(*pair, names=labels)
     xn, yn = (_Normalizer(x_train), _Normalizer(y_train)) if normalize else (None, None)
     enc_x = xn.encode if xn else (lambda t: t)
     dec_y = yn.decode if yn else (lambda t: t)

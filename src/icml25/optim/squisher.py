@@ -52,7 +52,16 @@ from torch.func import functional_call, grad, jacrev, vmap
 
 from icml25.utils.nn import train_classifier
 from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 Importance = dict[str, Tensor]
 Params = nn.Module | Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]
@@ -69,26 +78,35 @@ _SECOND_MOMENT_OPTIMIZERS = (torch.optim.Adam, torch.optim.AdamW, torch.optim.NA
                              torch.optim.RMSprop, torch.optim.Adadelta, torch.optim.Adagrad)
 
 
-def _named_params(model: Params, *, trainable_only: bool = False) -> dict[str, Tensor]:
+def _named_params(model: Params, *, trainable_only: bool = False, name: str = "model") -> dict[str, Tensor]:
     """``{name: tensor}`` from a module, a mapping or ``(name, tensor)`` pairs."""
     if isinstance(model, nn.Module):
         pairs = list(model.named_parameters())
     elif isinstance(model, Mapping):
         pairs = list(model.items())
+    elif model is None or isinstance(model, (str, bytes)) or not hasattr(model, "__iter__"):
+        raise TypeError(f"{name} must be an nn.Module, a mapping name -> tensor or (name, tensor) pairs, "
+                        f"got {type(model).__name__}")
     else:
-        try:
-            pairs = list(model)
-        except TypeError:
-            raise TypeError(f"expected an nn.Module, a mapping name -> tensor or (name, tensor) pairs, "
-                            f"got {type(model).__name__}") from None
+        pairs = list(model)
     out: dict[str, Tensor] = {}
     for item in pairs:
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
                 and isinstance(item[1], Tensor)):
-            raise TypeError(f"expected (name, tensor) pairs, got {item!r:.80}")
+            raise TypeError(f"{name} must hold (name, tensor) pairs, got {item!r:.80}")
         if not trainable_only or item[1].requires_grad:
             out[item[0]] = item[1]
     return out
+
+
+def _check_importance(importance: Any, name: str) -> Mapping[str, Tensor]:
+    """A non-empty mapping ``{parameter name: tensor}``."""
+    check_instance(importance, name, Mapping, "a mapping parameter name -> tensor")
+    if not importance:
+        raise ValueError(f"{name} must not be empty")
+    for k, v in importance.items():
+        check_instance(v, f"{name}[{k!r}]", Tensor, "a torch.Tensor")
+    return importance
 
 
 def _check_scale_sizes(n_data: int | None, batch_size: int | None, scale: str) -> tuple[int, int]:
@@ -203,6 +221,8 @@ def read_squisher(
     """
     check_choice(scale, "scale", SCALES)
     check_choice(reduction, "reduction", REDUCTIONS)
+    bias_correction = check_bool(bias_correction, "bias_correction")
+    strict = check_bool(strict, "strict")
     if scale != "raw":
         _check_scale_sizes(n_data, batch_size, scale)
     named = _named_params(model)
@@ -271,10 +291,17 @@ def fisher_diagonal(
     """
     check_choice(mode, "mode", FISHER_MODES)
     check_choice(scale, "scale", ("fisher_sum", "per_example"))
+    check_instance(model, "model", nn.Module, "an nn.Module")
     check_instance(X, "X", Tensor, "a torch.Tensor")
     if X.ndim < 2 or X.shape[0] == 0:
         raise ValueError(f"X must be a tensor of shape (n, ...) with n > 0, got shape {tuple(X.shape)}")
-    if mode == "empirical" and (y is None or y.ndim != 1 or y.shape[0] != X.shape[0]):
+    check_tensor(X, "X", finite=True)
+    if y is not None:
+        check_tensor(y, "y", ndim=1)
+        if y.shape[0] != X.shape[0] or y.is_floating_point() or y.dtype == torch.bool:
+            raise ValueError(f"y must be integer labels of shape ({X.shape[0]},) matching X, "
+                             f"got shape {tuple(y.shape)} and dtype {y.dtype}")
+    if mode == "empirical" and y is None:
         raise ValueError("mode='empirical' needs labels y of shape (n,) matching X")
     n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
@@ -289,16 +316,23 @@ def fisher_diagonal(
     y = None if y is None else y[:m]
     params = {k: p.detach() for k, p in model.named_parameters() if p.requires_grad}
     buffers = dict(model.named_buffers())
+
+    def logits(p: dict[str, Tensor], x: Tensor) -> Tensor:
+        out = functional_call(model, (p, buffers), (x,))
+        if out.ndim != 2 or out.shape[0] != x.shape[0]:
+            raise ValueError(f"X must be a batch that model maps to logits of shape (n, n_classes); an input of "
+                             f"shape {tuple(x.shape)} gave shape {tuple(out.shape)}")
+        return out
     generator = torch_generator(seed, device=X.device)
 
     def log_probs(p: dict[str, Tensor], x: Tensor) -> Tensor:
-        return torch.log_softmax(functional_call(model, (p, buffers), (x,)), dim=-1)
+        return torch.log_softmax(logits(p, x), dim=-1)
 
     def labels(x: Tensor, yb: Tensor | None) -> Tensor:                # (k, b) labels for this chunk
         if mode == "empirical":
             return yb.unsqueeze(0)
         with torch.no_grad():
-            probs = torch.softmax(functional_call(model, (params, buffers), (x,)), dim=-1)
+            probs = torch.softmax(logits(params, x), dim=-1)
         return torch.multinomial(probs, n_samples, replacement=True, generator=generator).T
 
     total = {k: torch.zeros_like(p) for k, p in params.items()}
@@ -316,7 +350,7 @@ def fisher_diagonal(
         for start in range(0, m, chunk_size):
             x = X[start:start + chunk_size]
             with torch.no_grad():
-                probs = torch.softmax(functional_call(model, (params, buffers), (x,)), dim=-1)
+                probs = torch.softmax(logits(params, x), dim=-1)
             for k, j in jac(params, x).items():                        # j: (b, C, *shape)
                 total[k] += torch.einsum("bc,bc...->...", probs, j ** 2)
     else:
@@ -360,6 +394,8 @@ def compare_importance(a: Mapping[str, Tensor], b: Mapping[str, Tensor], *, eps:
     ``cosine``: cosine similarity of the raw vectors; ``median_log10_ratio``: median of
     ``log10((a + eps)/(b + eps))`` over entries where either is positive (0 means same scale).
     """
+    _check_importance(a, "a")
+    _check_importance(b, "b")
     if set(a) != set(b):
         raise ValueError(f"importances have different keys: {sorted(set(a) ^ set(b))[:5]}")
     names = sorted(a)
@@ -384,9 +420,21 @@ def compare_importance(a: Mapping[str, Tensor], b: Mapping[str, Tensor], *, eps:
 
 # ----------------------------------------------------------------------------- merging
 
+def _check_dict_list(values: Any, name: str) -> list[Mapping[str, Tensor]]:
+    """``values`` as a non-empty list of mappings ``{name: tensor}``."""
+    if isinstance(values, Mapping) or values is None or isinstance(values, (str, bytes)) \
+            or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a non-empty sequence of state dicts, got {type(values).__name__}")
+    out = list(values)
+    if not out:
+        raise ValueError(f"{name} must be a non-empty sequence of state dicts, got an empty one")
+    for i, sd in enumerate(out):
+        check_instance(sd, f"{name}[{i}]", Mapping, "a state dict (mapping name -> tensor)")
+    return out
+
+
 def _check_state_dicts(state_dicts: Sequence[Mapping[str, Tensor]]) -> list[str]:
-    if isinstance(state_dicts, Mapping) or len(state_dicts) == 0:
-        raise ValueError("state_dicts must be a non-empty sequence of state dicts")
+    state_dicts = _check_dict_list(state_dicts, "state_dicts")
     keys = list(state_dicts[0])
     for i, sd in enumerate(state_dicts[1:], start=1):
         if set(sd) != set(keys):
@@ -434,9 +482,14 @@ def fisher_merge(
     Option names follow FusionBench's ``FisherMergingAlgorithm``.
     """
     keys = _check_state_dicts(state_dicts)
+    importances = _check_dict_list(importances, "importances")
     if len(importances) != len(state_dicts):
         raise ValueError(f"got {len(importances)} importances for {len(state_dicts)} state dicts")
     minimal_fisher_weight = check_scalar(minimal_fisher_weight, "minimal_fisher_weight", "real", min=0.0)
+    normalize_fisher_weight = check_bool(normalize_fisher_weight, "normalize_fisher_weight")
+    exclude_param_names_regex = check_sequence(
+        exclude_param_names_regex, "exclude_param_names_regex",
+        item=lambda r, name: check_instance(r, name, str, "a regular expression string"))
     w = _weights(weights, len(state_dicts))
     fisher_keys = set(importances[0])
     for i, imp in enumerate(importances):
@@ -468,6 +521,8 @@ def fisher_merge(
 def task_arithmetic(base: Mapping[str, Tensor], finetuned: Sequence[Mapping[str, Tensor]],
                     alphas: float | Sequence[float] = 1.0) -> dict[str, Tensor]:
     """``θ0 + Σ_t α_t (θ_t − θ0)``: the UGM baseline."""
+    check_instance(base, "base", Mapping, "a state dict (mapping name -> tensor)")
+    finetuned = _check_dict_list(finetuned, "finetuned")
     keys = _check_state_dicts([base, *finetuned])
     a = _alphas(alphas, len(finetuned))
     return {k: base[k] + sum(at * (ft[k] - base[k]) for at, ft in zip(a, finetuned, strict=True))
@@ -497,7 +552,10 @@ def ugm_merge(
     the absolute scale of F matters here (``δ → ∞`` gives task arithmetic).  Entries without
     importance (buffers) follow task arithmetic.
     """
+    check_instance(base, "base", Mapping, "a state dict (mapping name -> tensor)")
+    finetuned = _check_dict_list(finetuned, "finetuned")
     keys = _check_state_dicts([base, *finetuned])
+    importances = _check_dict_list(importances, "importances")
     if len(importances) != len(finetuned):
         raise ValueError(f"got {len(importances)} importances for {len(finetuned)} fine-tuned models")
     check_scalar(prior_precision, "prior_precision", "real", min=0.0, inclusive="neither")
@@ -536,6 +594,7 @@ def top_fraction_masks(scores: Mapping[str, Tensor], keep_fraction: float, *, sc
     Ties are broken deterministically: among equal scores the later entry (in key order, then
     flattened index) is kept, so an all-equal score keeps the tail.
     """
+    _check_importance(scores, "scores")
     keep_fraction = _fraction("keep_fraction", keep_fraction)
     check_choice(scope, "scope", ("global", "layer"))
     groups = [list(scores)] if scope == "global" else [[k] for k in scores]
@@ -564,6 +623,7 @@ def obd_prune(model: Params, importance: Mapping[str, Tensor], sparsity: float, 
     keep-masks to use with ``apply_masks``.
     """
     params = _named_params(model)
+    _check_importance(importance, "importance")
     chosen = _select(params, names)
     missing = [k for k in chosen if k not in importance]
     if missing:
@@ -592,7 +652,9 @@ def random_prune(model: Params, sparsity: float, *, seed: Seed = 0, scope: str =
 def apply_masks(model: nn.Module | Mapping[str, Tensor], masks: Mapping[str, Tensor], *, inplace: bool = False
                 ) -> nn.Module | dict[str, Tensor]:
     """Zero the entries where ``masks`` is False; a new state dict unless ``inplace`` (then the module)."""
-    if inplace:
+    check_instance(model, "model", (nn.Module, Mapping), "an nn.Module or a state dict")
+    check_instance(masks, "masks", Mapping, "a mapping parameter name -> boolean tensor")
+    if check_bool(inplace, "inplace"):
         if not isinstance(model, nn.Module):
             raise TypeError("inplace=True needs an nn.Module")
         params = dict(model.named_parameters())
@@ -621,6 +683,7 @@ def fish_mask(importance: Mapping[str, Tensor], keep_fraction: float, *, names: 
 
     ``names`` restricts the mask to some parameters (default all keys); the others stay frozen.
     """
+    _check_importance(importance, "importance")
     chosen = list(importance) if names is None else _select(importance, names)
     return top_fraction_masks({k: importance[k] for k in chosen}, keep_fraction)
 
@@ -641,6 +704,10 @@ def masked_finetune(model: nn.Module, masks: Mapping[str, Tensor], X: Tensor, y:
     frozen; training is ``icml25.utils.nn.train_classifier(model, X, y, **train_kwargs)``
     with a fresh optimizer (no weight decay, so frozen entries are bit-identical afterwards).
     """
+    check_instance(model, "model", nn.Module, "an nn.Module")
+    _check_importance(masks, "masks")
+    check_tensor(X, "X", finite=True)
+    check_tensor(y, "y", ndim=1)
     params = dict(model.named_parameters())
     _check_mask_names(masks, params)
     if train_kwargs.get("weight_decay", 0.0) != 0.0:
@@ -677,6 +744,7 @@ class EWCPenalty:
 
     def consolidate(self, importance: Mapping[str, Tensor], model: Params) -> None:
         """Record a finished task: its importance and the parameters (anchor) at its end."""
+        _check_importance(importance, "importance")
         params = _named_params(model)
         unknown = [k for k in importance if k not in params]
         if unknown:
@@ -710,4 +778,7 @@ def ewc_loss(penalty: EWCPenalty, model: nn.Module,
              loss_fn: Callable[[Tensor, Tensor], Tensor] = nn.functional.cross_entropy
              ) -> Callable[[Tensor, Tensor], Tensor]:
     """``loss_fn(out, y) + penalty(model)``, shaped for ``train_classifier(loss_fn=...)``."""
+    check_instance(penalty, "penalty", EWCPenalty)
+    check_instance(model, "model", nn.Module, "an nn.Module")
+    check_callable(loss_fn, "loss_fn")
     return lambda out, y: loss_fn(out, y) + penalty(model)

@@ -47,9 +47,11 @@ ArrayLike = float | np.ndarray
 class Ell(Protocol):
     """What the solvers need from an ℓ: its values and its step ``γ(s)``."""
 
-    def __call__(self, s: ArrayLike) -> ArrayLike: ...
+    def __call__(self, s: ArrayLike) -> ArrayLike:
+        raise NotImplementedError
 
-    def step(self, s: ArrayLike) -> ArrayLike: ...
+    def step(self, s: ArrayLike) -> ArrayLike:
+        raise NotImplementedError
 
 
 def _gauss_legendre_01(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,19 +63,19 @@ def _gauss_legendre_01(n: int) -> tuple[np.ndarray, np.ndarray]:
 _RULE_32 = _gauss_legendre_01(32)
 
 
-def _grad_norms(s: ArrayLike) -> np.ndarray:
-    s = check_array(s, "gradient norms s", dtype=float)
+def _grad_norms(s: ArrayLike, name: str = "gradient norms s") -> np.ndarray:
+    s = check_array(s, name, dtype=float)
     if np.any(s < 0):
-        raise ValueError(f"gradient norms s must be >= 0, got min {s.min():g}")
+        raise ValueError(f"{name} must be >= 0, got min {s.min():g}")
     return s
 
 
-def _scalar(s: ArrayLike) -> float | None:
+def _scalar(s: ArrayLike, name: str = "gradient norms s") -> float | None:
     """``s`` as a validated float when it is a scalar (the solvers' fast path), else ``None``."""
     if isinstance(s, (float, int, np.floating, np.integer)) and not isinstance(s, bool):
         s = float(s)
         if not (0.0 <= s < math.inf):
-            raise ValueError(f"gradient norms s must be a real number in [0, inf), got {s!r}")
+            raise ValueError(f"{name} must be a real number in [0, inf), got {s!r}")
         return s
     return None
 
@@ -240,13 +242,16 @@ def quadrature_step(
     With ``validate`` the values of ℓ at the nodes must be finite, > 0 and non-decreasing in ``v``
     (a relative slack of 1e-12 absorbs rounding); otherwise ``ValueError``.
     """
+    check_callable(ell, "ell")
+    n_nodes = check_scalar(n_nodes, "n_nodes", "int", min=1)
+    validate = check_bool(validate, "validate")
     one_plus_v, weights = _RULE_32 if n_nodes == 32 else _gauss_legendre_01(n_nodes)
     scalar = _scalar(s)
     u = scalar * one_plus_v if scalar is not None else _grad_norms(s)[..., None] * one_plus_v
     values = np.asarray(ell(u), dtype=float)
     if values.shape != u.shape:
         raise ValueError(f"ℓ must be vectorised: got shape {values.shape} for input shape {u.shape}")
-    if validate:
+    if validate and values.size:
         if not values.min() > 0 or not math.isfinite(values.max()):  # NaN fails both tests
             bad = u[~(np.isfinite(values) & (values > 0))].ravel()[0]
             raise ValueError(f"ℓ must be finite and > 0, but ℓ({bad:.6g}) is not")
@@ -260,12 +265,15 @@ def as_ell(ell: Ell | Callable[[np.ndarray], np.ndarray] | float) -> Ell:
     if isinstance(ell, Ell):
         return ell
     if isinstance(ell, (int, float, np.integer, np.floating)) and not isinstance(ell, bool):
-        return ConstantEll(float(ell))
+        return ConstantEll(check_scalar(ell, "ell", "real", min=0.0, inclusive="neither"))
     if callable(ell):
         return CallableEll(ell)
     raise TypeError(f"ell must be an Ell, a callable or a positive number, got {type(ell).__name__}")
 
 
 def ell_step(ell: Ell | Callable[[np.ndarray], np.ndarray] | float, grad_norm: ArrayLike) -> ArrayLike:
-    """The paper's step size ``γ = ∫_0^1 dv / ℓ(s + s v)`` at gradient norm(s) ``grad_norm``."""
-    return as_ell(ell).step(grad_norm)
+    """The paper's step size ``γ = ∫_0^1 dv / ℓ(s + s v)`` at gradient norm(s) ``grad_norm`` (>= 0, any shape)."""
+    ell = as_ell(ell)
+    if _scalar(grad_norm, "grad_norm") is None:
+        _grad_norms(grad_norm, "grad_norm")
+    return ell.step(grad_norm)

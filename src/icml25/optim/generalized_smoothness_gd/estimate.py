@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 
 from icml25.optim.generalized_smoothness_gd.ell import AffineEll
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_consistent_length, check_scalar
+from icml25.utils.validation import check_array, check_callable, check_consistent_length, check_scalar
 
 __all__ = ["estimate_ell", "fit_affine_envelope", "measure_curvature"]
 
@@ -46,6 +46,9 @@ def measure_curvature(
     ``h_j`` is the power-iteration estimate of the spectral norm from ``hvp_fn(x, v)``
     (central finite differences of ``grad_fn`` when ``hvp_fn`` is ``None``).
     """
+    check_callable(grad_fn, "grad_fn")
+    if hvp_fn is not None:
+        check_callable(hvp_fn, "hvp_fn")
     points = check_array(points, "points", ndim=2, dtype=float, min_len=1)
     n_power_iter = check_scalar(n_power_iter, "n_power_iter", "int", min=1)
     hvp = _finite_difference_hvp(grad_fn) if hvp_fn is None else hvp_fn
@@ -74,8 +77,8 @@ def fit_affine_envelope(s: np.ndarray, h: np.ndarray, weight: float | None = Non
 
     ``weight`` defaults to the median of ``s``: the line is lowest at a typical gradient norm.
     """
-    s = check_array(s, "s", dtype=float, min_len=1).ravel()
-    h = check_array(h, "h", dtype=float, min_len=1).ravel()
+    s = check_array(s, "s", ndim=1, dtype=float, min_len=1)
+    h = check_array(h, "h", ndim=1, dtype=float, min_len=1)
     check_consistent_length(s, h, names=("s", "h"))
     if np.any(s < 0) or np.any(h < 0):
         raise ValueError(f"s and h must have entries >= 0, got min {min(s.min(), h.min()):g}")
@@ -104,5 +107,7 @@ def estimate_ell(
     seed: Seed = 0,
 ) -> AffineEll:
     """Heuristic (L0, L1) envelope of the curvature measured at ``points`` (see module docstring)."""
+    if weight is not None:
+        weight = check_scalar(weight, "weight", "real", min=0.0)
     s, h = measure_curvature(grad_fn, hvp_fn, points, n_power_iter=n_power_iter, seed=seed)
     return fit_affine_envelope(s, h, weight)

@@ -91,12 +91,17 @@ class GridResult:
 
 
 def _check_x0(x0: np.ndarray) -> np.ndarray:
-    return check_array(x0, "x0", dtype=float, min_len=1, copy=True)
+    return check_array(x0, "x0", ndim=1, dtype=float, min_len=1, copy=True)
 
 
-def _check_common(max_iter: int, tol: float) -> None:
+def _check_common(grad_fn: GradFn, max_iter: int, tol: float, **optional: Callable | None) -> None:
+    """The checks every solver shares: ``grad_fn`` callable, the stopping rule, optional callables."""
+    check_callable(grad_fn, "grad_fn")
     check_scalar(max_iter, "max_iter", "int", min=0)
     check_scalar(tol, "tol", "real", min=0.0)
+    for name, fn in optional.items():
+        if fn is not None:
+            check_callable(fn, name)
 
 
 def _gradient(grad_fn: GradFn, x: np.ndarray, k: int) -> tuple[np.ndarray, float]:
@@ -124,7 +129,7 @@ def _descend(
     callback: Callback | None,
 ) -> GDResult:
     """The loop shared by every fixed-rule method: ``x <- x - rule(||g||) g``."""
-    _check_common(max_iter, tol)
+    _check_common(grad_fn, max_iter, tol, f=f, domain=domain, callback=callback)
     x = _check_x0(x0)
     if domain is not None and not domain(x):
         raise ValueError("x0 lies outside the domain")
@@ -296,7 +301,8 @@ def armijo_gd(
     growth = check_scalar(growth, "growth", "real", min=0.0, inclusive="neither")
     shrink = check_scalar(shrink, "shrink", "real", min=0.0, max=1.0, inclusive="neither")
     c1 = check_scalar(c1, "c1", "real", min=0.0, max=1.0, inclusive="neither")
-    _check_common(max_iter, tol)
+    max_backtracks = check_scalar(max_backtracks, "max_backtracks", "int", min=1)
+    _check_common(grad_fn, max_iter, tol, domain=domain, callback=callback)
     x = _check_x0(x0)
     if domain is not None and not domain(x):
         raise ValueError("x0 lies outside the domain")
@@ -350,11 +356,15 @@ def armijo_gd(
 
 
 def grid_search(run: Callable[[float], GDResult], values: Sequence[float]) -> GridResult:
-    """Run ``run(v)`` for each ``v``; the best is the converged run with the fewest iterations."""
+    """Run ``run(v)`` for each ``v`` (finite numbers); the best is the converged run with the fewest iterations."""
+    check_callable(run, "run")
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"values must be a sequence of numbers, got {values!r}")
     values = list(values)
     if not values:
         raise ValueError("values must not be empty")
-    results = {float(v): run(float(v)) for v in values}
+    values = check_array(values, "values", ndim=1, dtype=float).tolist()
+    results = {v: run(v) for v in values}
     done = {v: r for v, r in results.items() if r.converged and not r.diverged}
     if not done:
         return GridResult(best_value=None, best=None, results=results)

@@ -43,15 +43,19 @@ class CertifiedFunction:
     def _sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
-    def domain(self, x: np.ndarray) -> bool:
-        """Whether ``x`` lies in the domain of ``f`` (all of R^d unless overridden)."""
+    def _in_domain(self, x: np.ndarray) -> bool:
         return True
 
+    def _vector(self, x: np.ndarray, name: str) -> np.ndarray:
+        return check_array(x, name, dtype=float, shape=(self.d,))
+
+    def domain(self, x: np.ndarray) -> bool:
+        """Whether ``x`` (finite, shape ``(d,)``) lies in the domain of ``f`` (all of R^d unless overridden)."""
+        return self._in_domain(self._vector(x, "x"))
+
     def _point(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape != (self.d,):
-            raise ValueError(f"x must have shape ({self.d},), got {x.shape}")
-        if not self.domain(x):
+        x = self._vector(x, "x")
+        if not self._in_domain(x):
             raise ValueError(f"x lies outside the domain of {type(self).__name__}")
         return x
 
@@ -69,9 +73,7 @@ class CertifiedFunction:
 
     def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """The Hessian-vector product ``∇²f(x) v``."""
-        v = np.asarray(v, dtype=float)
-        if v.shape != (self.d,):
-            raise ValueError(f"v must have shape ({self.d},), got {v.shape}")
+        v = self._vector(v, "v")
         return self._d2phi(self._point(x)) * v
 
     def check_ell(self, n_points: int = 10_000, seed: Seed = 0) -> float:
@@ -207,7 +209,7 @@ class LogBarrier(CertifiedFunction):
         """``c ~ U[0.5, 2]^d`` (F3 of the experiments)."""
         return cls(as_generator(seed).uniform(0.5, 2.0, check_scalar(d, "d", "int", min=1)))
 
-    def domain(self, x: np.ndarray) -> bool:
+    def _in_domain(self, x: np.ndarray) -> bool:
         return bool(np.all(x > 0))
 
     def _phi(self, x: np.ndarray) -> np.ndarray:

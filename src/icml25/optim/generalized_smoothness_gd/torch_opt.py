@@ -22,9 +22,21 @@ import numpy as np
 import torch
 
 from icml25.optim.generalized_smoothness_gd.ell import Ell, as_ell
-from icml25.utils.validation import check_bool, check_scalar
+from icml25.utils.validation import check_bool, check_callable, check_instance, check_scalar
 
 __all__ = ["EllGD", "scale_grad_by_ell_"]
+
+
+def _tensors(values: torch.Tensor | Iterable[torch.Tensor], name: str) -> list[torch.Tensor]:
+    """``values`` (one tensor or an iterable of them) as a list of tensors."""
+    if isinstance(values, torch.Tensor):
+        return [values]
+    if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a tensor or an iterable of tensors, got {type(values).__name__}")
+    out = list(values)
+    for i, t in enumerate(out):
+        check_instance(t, f"{name}[{i}]", torch.Tensor, "a torch.Tensor")
+    return out
 
 
 def _grads(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
@@ -53,10 +65,10 @@ def scale_grad_by_ell_(
     The "principled clipping" form of the ℓ-step: like ``clip_grad_norm_`` it rescales by a
     function of the global norm, here ``γ(s)`` (for ``AffineEll(L0, L1)`` between ``1/L0`` for
     small and ``ln 2 / (L1 s)`` for large gradients).  Follow with ``SGD(params, lr=1)``.
+    ``parameters`` may be empty (as for ``clip_grad_norm_``): ``γ(0) = 1 / ℓ(0)`` is returned.
     """
     ell = as_ell(ell)
-    params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
-    grads = _grads(params)
+    grads = _grads(_tensors(parameters, "parameters"))
     s = _global_norm(grads)
     if not math.isfinite(s):
         raise FloatingPointError("non-finite gradient norm")
@@ -94,6 +106,12 @@ class EllGD(torch.optim.Optimizer):
         lr: float = 1.0,
         maximize: bool = False,
     ) -> None:
+        if params is None or isinstance(params, (str, bytes, torch.Tensor, dict)) or not hasattr(params, "__iter__"):
+            raise TypeError(f"params must be an iterable of tensors or of parameter-group dicts, "
+                            f"got {type(params).__name__}")
+        params = list(params)
+        if not params:
+            raise ValueError("params must not be empty (an optimizer needs at least one parameter)")
         defaults = {
             "ell": as_ell(ell),
             "lr": check_scalar(lr, "lr", "real", min=0.0),
@@ -105,6 +123,8 @@ class EllGD(torch.optim.Optimizer):
         self.last_step: float | None = None
 
     def add_param_group(self, param_group: dict) -> None:
+        """Add a group (a dict with ``params`` and optionally its own ``ell``, ``lr``, ``maximize``)."""
+        check_instance(param_group, "param_group", dict)
         if "ell" in param_group:
             param_group["ell"] = as_ell(param_group["ell"])
         if "lr" in param_group:
@@ -125,6 +145,7 @@ class EllGD(torch.optim.Optimizer):
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Load a ``state_dict``; every group keeps this optimizer's ℓ."""
+        check_instance(state_dict, "state_dict", dict)
         ells = [group["ell"] for group in self.param_groups]
         super().load_state_dict(state_dict)
         for group, ell in zip(self.param_groups, ells, strict=True):
@@ -138,6 +159,7 @@ class EllGD(torch.optim.Optimizer):
         """One ℓ-GD step; ``closure`` re-evaluates the loss (and gradients) first if given."""
         loss = None
         if closure is not None:
+            check_callable(closure, "closure")
             with torch.enable_grad():
                 loss = closure()
         grads = _grads(p for group in self.param_groups for p in group["params"])
