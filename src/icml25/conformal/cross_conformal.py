@@ -33,8 +33,6 @@ grid instead.  ``SplitConformalRegressor``, ``SplitConformalClassifier`` and ``C
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -50,6 +48,7 @@ from icml25.utils.validation import (
     check_is_fitted,
     check_scalar,
     check_sequence,
+    named_errors,
 )
 
 COMBINES = ("mod", "vovk", "e", "u", "eu")
@@ -97,26 +96,16 @@ def _check_estimator(estimator: object, default: BaseEstimator, methods: tuple[s
     return estimator
 
 
-def _named(label: str, validate, *args, **kwargs):
-    """Run one of scikit-learn's validators; a message that does not name the argument gets its label."""
-    try:
-        return validate(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", str(exc)):
-            raise
-        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{label}: {exc}") from exc
-
-
 def _fit_data(
     estimator: BaseEstimator, X: np.ndarray, y: np.ndarray, *, y_numeric: bool, min_samples: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """``X`` (2-d, finite, recorded as ``n_features_in_``) and ``y`` (1-d, finite, as long as X) for ``fit``."""
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
-    X = _named("X", validate_data, estimator, X, reset=True)
-    y = _named("y", sk_check_array, y, ensure_2d=False, dtype="numeric" if y_numeric else None,
+    X = named_errors("X", validate_data, estimator, X, reset=True)
+    y = named_errors("y", sk_check_array, y, ensure_2d=False, dtype="numeric" if y_numeric else None,
                input_name="y")
-    y = _named("y", column_or_1d, y, warn=True)
+    y = named_errors("y", column_or_1d, y, warn=True)
     check_consistent_length(X, y, names=("X", "y"))
     if X.shape[0] < min_samples:
         raise ValueError(
@@ -128,7 +117,7 @@ def _fit_data(
 def _check_features(estimator: BaseEstimator, X: np.ndarray) -> np.ndarray:
     """``X`` for prediction: a fitted estimator, finite 2-d data with the fitted number of features."""
     check_is_fitted(estimator, "n_features_in_")
-    return _named("X", validate_data, estimator, X, reset=False)
+    return named_errors("X", validate_data, estimator, X, reset=False)
 
 
 class _OneClassModel:

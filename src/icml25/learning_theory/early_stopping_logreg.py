@@ -29,7 +29,6 @@ True
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Literal
 
@@ -70,26 +69,16 @@ def _as_pm_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
-def _named(label: str, validate, *args, **kwargs):
-    """Run one of scikit-learn's validators; a message that does not name the argument gets its label."""
-    try:
-        return validate(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", str(exc)):
-            raise
-        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{label}: {exc}") from exc
-
-
 def _check_data(X, y, estimator: BaseEstimator | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``X`` (2-d, finite floats; recorded on ``estimator`` when given) and ``y`` (1-d, two classes)."""
     if y is None:
         raise ValueError("this estimator requires y to be passed, but the target y is None")
     if estimator is not None:
-        X = _named("X", validate_data, estimator, X, reset=True, dtype=np.float64)
+        X = validation.named_errors("X", validate_data, estimator, X, reset=True, dtype=np.float64)
     else:
-        X = _named("X", check_array, X, dtype=np.float64, input_name="X")
-    y = _named("y", check_array, y, ensure_2d=False, dtype=None, input_name="y")
-    y = _named("y", column_or_1d, y, warn=True)
+        X = validation.named_errors("X", check_array, X, dtype=np.float64, input_name="X")
+    y = validation.named_errors("y", check_array, y, ensure_2d=False, dtype=None, input_name="y")
+    y = validation.named_errors("y", column_or_1d, y, warn=True)
     validation.check_consistent_length(X, y, names=("X", "y"))
     if X.shape[0] < 2:
         raise ValueError(f"X must have at least 2 samples, got n_samples = {X.shape[0]}")
@@ -116,8 +105,9 @@ def empirical_logistic_loss(W, X, y) -> np.ndarray | float:
     ``y`` may be {0, 1} or {-1, +1} (any two values; the larger one is the positive class).
     Uses ``np.logaddexp`` so that large margins do not overflow.
     """
-    X = _named("X", check_array, X, dtype=np.float64, input_name="X")
-    y = _named("y", column_or_1d, _named("y", check_array, y, ensure_2d=False, dtype=None, input_name="y"))
+    X = validation.named_errors("X", check_array, X, dtype=np.float64, input_name="X")
+    y = validation.named_errors("y", check_array, y, ensure_2d=False, dtype=None, input_name="y")
+    y = validation.named_errors("y", column_or_1d, y)
     validation.check_consistent_length(X, y, names=("X", "y"))
     _, y_pm = _as_pm_labels(y)
     W, single = _check_weights(W, X.shape[1])
@@ -329,7 +319,7 @@ class EarlyStoppedLogisticGD(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Margins ``<x, coef_>``; positive means ``classes_[1]``."""
         validation.check_is_fitted(self, "coef_")
-        X = _named("X", validate_data, self, X, reset=False, dtype=np.float64)
+        X = validation.named_errors("X", validate_data, self, X, reset=False, dtype=np.float64)
         return X @ self.coef_
 
     def predict_proba(self, X) -> np.ndarray:

@@ -19,6 +19,7 @@ from icml25.utils.validation import (
     check_scalar,
     check_sequence,
     check_tensor,
+    named_errors,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "check_seed",
     "check_sequence",
     "check_tensor",
+    "named_errors",
     "int_seed",
     "seeded",
     "spawn",

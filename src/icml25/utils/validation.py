@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -34,6 +35,7 @@ __all__ = [
     "check_scalar",
     "check_sequence",
     "check_tensor",
+    "named_errors",
 ]
 
 Kind = Literal["int", "real"]
@@ -266,3 +268,14 @@ def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, 
     if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} must contain only finite values, got NaN or inf")
     return x
+
+
+def named_errors(label: str, validate: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``validate(*args, **kwargs)`` (e.g. a scikit-learn validator); a ``TypeError``/``ValueError`` whose
+    message does not name the argument is raised again as ``"<label>: <message>"`` (same type)."""
+    try:
+        return validate(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", str(exc)):
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{label}: {exc}") from exc

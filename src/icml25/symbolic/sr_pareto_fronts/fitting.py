@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from icml25.symbolic.sr_pareto_fronts.grammar import Expression, _parse
+from icml25.symbolic.sr_pareto_fronts.grammar import Expression, parse_labelled
 from icml25.utils.random import Seed, as_generator
 from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar, check_sequence
 
@@ -167,7 +167,7 @@ def fit_constants(
     official preprocessing first (off by default here: the data are used as given).
     """
     if isinstance(expression, str):
-        expression = _parse(expression, "expression")[0]
+        expression = parse_labelled(expression, "expression")[0]
     check_instance(expression, "expression", Expression, "an Expression or a string")
     method, seed = check_method(method), start_seed(seed)
     n_restarts = check_scalar(n_restarts, "n_restarts", "int", min=1)

@@ -27,12 +27,12 @@ from icml25.symbolic.sr_pareto_fronts.fitting import (
 from icml25.symbolic.sr_pareto_fronts.grammar import (
     OPERATORS,
     Expression,
-    _parse,
     check_head_length,
     check_operators,
     count_fills,
     enumerate_expressions,
     parse_expression,
+    parse_labelled,
 )
 from icml25.utils.random import Seed
 from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_sequence
@@ -404,7 +404,7 @@ def _as_expression(item: Any, name: str) -> tuple[Expression, np.ndarray]:
     if isinstance(item, Expression):
         return item, np.full(item.n_constants, np.nan)
     if isinstance(item, str):
-        return _parse(item, name)
+        return parse_labelled(item, name)
     raise TypeError(f"{name}: an expression must be a string, an Expression or (expression, constants), got {item!r}")
 
 

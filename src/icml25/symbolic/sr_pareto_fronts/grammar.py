@@ -156,7 +156,7 @@ class Expression:
     __slots__ = ("_fn", "length", "n_constants", "n_features", "string", "tree")
 
     def __init__(self, text: str) -> None:
-        expression, _ = _parse(text, "text")
+        expression, _ = parse_labelled(text, "text")
         self._init(expression.tree)
 
     @classmethod
@@ -377,10 +377,10 @@ def parse_expression(text: str) -> tuple[Expression, np.ndarray]:
     become constants with that value (unary minus included).  Constant-only operators are folded.
     The returned values hold NaN for free constants.  Anything outside {+, -, *, /, pow} raises ValueError.
     """
-    return _parse(text, "text")
+    return parse_labelled(text, "text")
 
 
-def _parse(text: Any, name: str) -> tuple[Expression, np.ndarray]:
+def parse_labelled(text: Any, name: str) -> tuple[Expression, np.ndarray]:
     """:func:`parse_expression` with the argument's ``name`` in the messages."""
     if not isinstance(text, str):
         raise TypeError(f"{name} must be an expression string, got {type(text).__name__}")
