@@ -272,23 +272,29 @@ class UltrametricTree(WeightedTree):
 # Fitting the ultrametric (paper Algorithms 1-3)
 
 
-def _mst_routing(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _mst_routing(X: np.ndarray, T: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Prim's MST of the complete graph ``X`` and, for every pair, the MST edge that sets its
     subdominant ultrametric value (the largest edge on the path = the Kruskal merge joining them).
 
+    Edges of equal weight in ``X`` (an ultrametric is full of them) are ordered by ``T`` (the
+    data), so the tree and the routing do not depend on how the points are numbered: edges are
+    compared by the pair ``(X_e, T_e)``.  ``T=None`` compares by ``X`` alone.
     Returns the edge endpoints ``(p, q)`` and the ``n x n`` edge-index matrix (diagonal -1).
     """
     n = X.shape[0]
+    T = np.zeros_like(X) if T is None else T
     in_tree = np.zeros(n, dtype=bool)
     in_tree[0] = True
-    best, best_from = X[0].copy(), np.zeros(n, dtype=np.intp)
+    best, best_t, best_from = X[0].copy(), T[0].copy(), np.zeros(n, dtype=np.intp)
     p, q = np.empty(n - 1, dtype=np.intp), np.empty(n - 1, dtype=np.intp)
     for e in range(n - 1):
-        v = int(np.argmin(np.where(in_tree, np.inf, best)))
+        cand = np.where(in_tree, np.inf, best)
+        ties = np.flatnonzero(cand == cand.min())
+        v = int(ties[np.argmin(best_t[ties])])
         p[e], q[e], in_tree[v] = best_from[v], v, True
-        closer = ~in_tree & (X[v] < best)
-        best[closer], best_from[closer] = X[v, closer], v
-    order = np.argsort(X[p, q], kind="stable")
+        closer = ~in_tree & ((X[v] < best) | ((X[v] == best) & (T[v] < best_t)))
+        best[closer], best_t[closer], best_from[closer] = X[v, closer], T[v, closer], v
+    order = np.lexsort((T[p, q], X[p, q]))
     p, q = p[order], q[order]
     members = {v: [v] for v in range(n)}
     root = np.arange(n)
@@ -338,14 +344,28 @@ def _fit_mst(D: np.ndarray) -> np.ndarray:
     return U
 
 
+def _canonical_order(D: np.ndarray) -> np.ndarray:
+    """An ordering of the points that depends on ``D`` only, not on how the points are numbered.
+
+    Points are sorted by the sum of their sorted row, then by the sorted row itself (points whose
+    rows hold the same multiset of distances keep their relative order).
+    """
+    rows = np.sort(D, axis=1)
+    return np.lexsort((*rows.T[::-1], rows.sum(axis=1)))
+
+
 def _fit_ip(D: np.ndarray, n_iter: int) -> np.ndarray:
+    """UltraTWD-IP; the triplet sweep visits the points in :func:`_canonical_order`."""
     if D.shape[0] > IP_WARN_N:
         warnings.warn(f"UltraTWD-IP costs O(n^3) per sweep; n = {D.shape[0]} will be slow", stacklevel=4)
+    order = _canonical_order(D)
+    D = D[np.ix_(order, order)]
     M = D.copy()
     for t in range(1, n_iter + 1):
         M = D / (t + 1) + t / (t + 1) * M  # movement step
         M = _triplet_sweep(M)  # projection step
-    return subdominant_ultrametric(M)
+    inverse = np.argsort(order)
+    return subdominant_ultrametric(M)[np.ix_(inverse, inverse)]
 
 
 def _loss_and_grad(X: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -353,9 +373,11 @@ def _loss_and_grad(X: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray, np.
 
     ``MST(X)_ij = X_e`` for the MST edge ``e`` that joins ``i`` and ``j`` in Kruskal's order, so
     ``dL/dX_e`` sums ``2 (X_e - T_ij) / N`` over the pairs routed to ``e`` and is 0 off the MST.
+    Ties in ``X`` are broken by ``T`` (see :func:`_mst_routing`), which picks a subgradient that
+    does not depend on the numbering of the points.
     """
     iu = np.triu_indices(X.shape[0], 1)
-    p, q, E = _mst_routing(X)
+    p, q, E = _mst_routing(X, T)
     U = X[p, q][E]
     np.fill_diagonal(U, 0.0)
     residual = (U - T)[iu]
@@ -411,13 +433,18 @@ def fit_ultrametric(
       * ``"mst"`` -- UltraTWD-MST (Algorithm 1, Eq. 12): ``MST(D) + delta/2`` with
         ``delta = ||MST(D) - D||_inf``, the closest ultrametric in the max norm, error ``delta/2``.
       * ``"ip"`` -- UltraTWD-IP (Algorithm 2): ``n_iter`` sweeps (default 1) of movement +
-        triplet projections, then the subdominant ultrametric of the result.
+        triplet projections, then the subdominant ultrametric of the result.  The sweep visits
+        the points in an order computed from ``D`` alone.
       * ``"gd"`` -- UltraTWD-GD (Algorithm 3): ``n_iter`` steps (default 8) of gradient descent on
         ``||MST(X) - D||_F^2`` (mean over pairs, ``D`` scaled to max 1) through the MST projection,
         starting at the UltraTWD-MST solution (``init="mst"``, the default; a reconstruction, see
         the docs page) or at ``X = D`` (``init="data"``); the iterate of lowest loss is kept.
         ``optimizer="adam"`` (the default; a reconstruction) or ``"sgd"`` (plain gradient steps),
-        learning rate ``lr``.
+        learning rate ``lr``.  Equal entries of the iterate are ordered by ``D`` when the MST
+        subgradient is taken.
+
+    Every method gives the same tree up to the numbering of the leaves when the points are
+    renumbered (``D[perm][:, perm]``), for ``D`` without repeated distances.
     """
     return _fit(D, method, n_iter=n_iter, lr=lr, optimizer=optimizer, init=init)[0]
 
