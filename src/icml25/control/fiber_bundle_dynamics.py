@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import gymnasium
 import numpy as np
 import torch
 from scipy.optimize import minimize
@@ -39,6 +40,7 @@ from icml25.utils.validation import (
     check_array,
     check_choice,
     check_consistent_length,
+    check_instance,
     check_scalar,
     check_sequence,
 )
@@ -210,43 +212,94 @@ def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
     raise RuntimeError(f"no feasible layout in {max_tries} tries; loosen clearance={clearance} or path_gap={path_gap}")
 
 
-class PointRobotEnv:
-    """The true plant on a random obstacle layout, integrated with RK4 at ``dt``.
+def _obstacle_counts(n_obstacles: tuple[int, int]) -> tuple[int, int]:
+    """``n_obstacles`` as ``(lo, hi)`` integers with ``1 <= lo <= hi``."""
+    values = check_sequence(n_obstacles, "n_obstacles", item=lambda v, n: check_scalar(v, n, "int"))
+    if len(values) != 2 or not 1 <= values[0] <= values[1]:
+        raise ValueError(f"n_obstacles must be (lo, hi) with 1 <= lo <= hi, got {n_obstacles}")
+    return values[0], values[1]
 
-    ``reset()`` samples a layout (or takes one) and returns the true state; ``step(u)`` clips
-    ``u`` to the box, draws the disturbance ``|w| <= delta_w`` and returns the next true state.
+
+class PointRobotEnv(gymnasium.Env):
+    """The true plant on a random obstacle layout, integrated with RK4 at ``dt``, as a ``gymnasium.Env``.
+
+    Observations are the true state ``(px, py, vx, vy)``; actions are forces ``(2,)`` in the box
+    ``|u|_inf <= params.u_max`` (larger actions are clipped).  ``reset(seed=..., options=...)``
+    samples a layout with :func:`random_layout` (``options={"layout": layout}`` takes one) and
+    returns ``(state, info)``; ``step(action)`` draws the disturbance ``|w| <= delta_w`` and
+    returns ``(state, reward, terminated, truncated, info)`` with reward ``-|p - goal|`` (per
+    step), ``terminated`` once the robot is within ``goal_tol`` of the goal or hits an obstacle,
+    ``truncated`` always False (wrap in ``gymnasium.wrappers.TimeLimit`` for a horizon), and
+    ``info`` holding ``clearance``, ``safe``, ``collision`` and ``goal_reached``.
+    ``seed`` seeds the layouts and disturbances until ``reset`` is given a seed of its own.
     """
 
+    metadata = {"render_modes": []}
+
     def __init__(self, n_obstacles: tuple[int, int] = (3, 6), workspace: float = 2.0, dt: float = 0.02,
-                 params: PlantParams = PlantParams(), r_safe: float = 0.05,
+                 params: PlantParams = PlantParams(), r_safe: float = 0.05, goal_tol: float = 0.05,
                  seed: Seed = None) -> None:
         self.dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
         self.workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
-        self.n_obstacles, self.params = n_obstacles, params
+        self.n_obstacles = _obstacle_counts(n_obstacles)
+        self.params = check_instance(params, "params", PlantParams)
         self.r_safe = check_scalar(r_safe, "r_safe", "real", min=0.0)
-        self.rng = as_generator(seed)
+        self.goal_tol = check_scalar(goal_tol, "goal_tol", "real", min=0.0, inclusive="neither")
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float64)
+        u_max = self.params.u_max
+        self.action_space = gymnasium.spaces.Box(-u_max, u_max, shape=(2,), dtype=np.float64)
+        self.render_mode = None
+        self.np_random = as_generator(seed)
         self.layout: Layout | None = None
         self.x = np.zeros(4)
 
-    def reset(self, layout: Layout | None = None) -> np.ndarray:
-        self.layout = layout if layout is not None else random_layout(self.rng, self.n_obstacles, self.workspace)
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """A new task: ``(state, info)``; ``seed`` (int >= 0) reseeds, ``options={"layout": Layout}`` fixes the layout."""
+        if seed is not None:
+            super().reset(seed=check_scalar(seed, "seed", "int", min=0))
+        options = {} if options is None else check_instance(options, "options", dict)
+        unknown = set(options) - {"layout"}
+        if unknown:
+            raise ValueError(f"options must only hold 'layout', got {sorted(unknown)}")
+        layout = options.get("layout")
+        if layout is None:
+            layout = random_layout(self.np_random, self.n_obstacles, self.workspace)
+        self.layout = check_instance(layout, "options['layout']", Layout)
         self.x = self.layout.start.copy()
-        return self.x.copy()
+        return self.x.copy(), {}
 
     def true_dynamics(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The true vector field ``f(x, u)`` (no disturbance) at states ``(..., 4)`` and controls ``(..., 2)``."""
+        x = check_array(x, "x", dtype=float)
+        u = check_array(u, "u", dtype=float)
+        if x.ndim == 0 or x.shape[-1] != 4 or u.shape != x.shape[:-1] + (2,):
+            raise ValueError(f"x must have shape (..., 4) and u the matching (..., 2), got {x.shape} and {u.shape}")
         return point_robot_dynamics(x, u, self.params)
 
-    def step(self, u: np.ndarray) -> np.ndarray:
-        if self.layout is None:
-            raise RuntimeError("call reset() before step()")
-        u = np.clip(np.asarray(u, float), -self.params.u_max, self.params.u_max)
-        w = self.params.delta_w * _unit_ball(self.rng, (), "ball")
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Apply ``action`` (clipped to the box) for ``dt``: ``(state, reward, terminated, truncated, info)``."""
+        self._check_reset()
+        u = check_array(action, "action", ndim=1, dtype=float, shape=(2,))
+        u = np.clip(u, -self.params.u_max, self.params.u_max)
+        w = self.params.delta_w * _unit_ball(self.np_random, (), "ball")
         self.x = rk4_step(lambda z: point_robot_dynamics(z, u, self.params, w), self.x, self.dt)
-        return self.x.copy()
+        distance = float(np.linalg.norm(self.x[:2] - self.layout.goal))
+        clearance = self.clearance()
+        info = {"clearance": clearance, "safe": clearance >= self.r_safe, "collision": clearance < 0.0,
+                "goal_reached": distance <= self.goal_tol}
+        return self.x.copy(), -distance, bool(info["collision"] or info["goal_reached"]), False, info
+
+    def _check_reset(self) -> None:
+        if self.layout is None:
+            raise gymnasium.error.ResetNeeded("call reset() before using the environment")
+
+    def _position(self, p: np.ndarray | None) -> np.ndarray:
+        self._check_reset()
+        return self.x[:2] if p is None else check_array(p, "p", ndim=1, dtype=float, shape=(2,))
 
     def clearance(self, p: np.ndarray | None = None) -> float:
         """Distance from ``p`` (default: the robot) to the nearest obstacle surface."""
-        p = self.x[:2] if p is None else np.asarray(p, float)
+        p = self._position(p)
         return float(np.min(np.linalg.norm(p - self.layout.obstacles, axis=-1) - self.layout.radii))
 
     def in_safe_set(self, p: np.ndarray | None = None) -> bool:
@@ -568,7 +621,7 @@ def _mlp(sizes: Sequence[int], generator: torch.Generator) -> nn.Sequential:
     """ReLU MLP with PyTorch's default initialisation, except a zero output layer (the field starts simple)."""
     layers: list[nn.Module] = []
     for i, (a, b) in enumerate(itertools.pairwise(sizes)):
-        lin = nn.Linear(a, b)
+        lin = nn.utils.skip_init(nn.Linear, a, b)  # initialised below with ``generator``, not the global RNG
         if i == len(sizes) - 2:
             nn.init.zeros_(lin.weight)
             nn.init.zeros_(lin.bias)
