@@ -35,7 +35,14 @@ from scipy.cluster.hierarchy import cophenet, is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from icml25.transport.tree_wasserstein import subtree_masses, tree_wasserstein, tree_wasserstein_pairwise
-from icml25.utils.validation import check_array, check_choice, check_instance, check_is_fitted, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_instance,
+    check_is_fitted,
+    check_scalar,
+)
 
 Method = Literal["mst", "ip", "gd"]
 Optimizer = Literal["adam", "sgd"]
@@ -64,6 +71,7 @@ def check_cost_matrix(D: np.ndarray, name: str = "D", *, tol: float = 1e-8) -> n
 def is_ultrametric(U: np.ndarray, atol: float = 1e-9) -> bool:
     """Whether ``U`` is an ultrametric: a valid cost matrix with ``U_ij <= max(U_ik, U_kj)``."""
     U = check_cost_matrix(U, "U")
+    atol = check_scalar(atol, "atol", "real", min=0.0)
     for k in range(U.shape[0]):
         bound = np.maximum(U[:, k, None], U[None, k, :]) + atol  # max(U_ik, U_kj) for all i, j
         if np.any(bound < U):
@@ -91,7 +99,7 @@ class WeightedTree:
     """
 
     def __init__(self, parent: np.ndarray, edge_weight: np.ndarray, n_leaves: int) -> None:
-        parent = check_array(parent, "parent", ndim=1, dtype=None)
+        parent = check_array(parent, "parent", ndim=1, dtype=None, min_len=1)
         if not np.issubdtype(parent.dtype, np.integer):
             raise TypeError(f"parent must be an integer array with parent[root] = -1, got dtype {parent.dtype}")
         n_leaves = check_scalar(n_leaves, "n_leaves", "int", min=1, max=parent.size)
@@ -152,8 +160,11 @@ class WeightedTree:
         return out
 
     def pad(self, masses: np.ndarray) -> np.ndarray:
-        """Measures on the leaves, rows of shape ``(m, n_leaves)``, as columns on all nodes."""
-        masses = np.atleast_2d(masses)
+        """Measures on the leaves, ``(n_leaves,)`` or rows ``(m, n_leaves)`` with m >= 1, as columns on all nodes."""
+        masses = np.atleast_2d(check_array(masses, "masses", ndim=(1, 2), dtype=float))
+        if masses.shape[0] == 0 or masses.shape[1] != self.n_leaves:
+            raise ValueError(f"masses must have shape ({self.n_leaves},) or (m, {self.n_leaves}) with m >= 1, "
+                             f"got shape {np.shape(masses)}")
         out = np.zeros((self.n_nodes, masses.shape[0]))
         out[: self.n_leaves] = masses.T
         return out
@@ -449,17 +460,24 @@ def fit_ultrametric(
     return _fit(D, method, n_iter=n_iter, lr=lr, optimizer=optimizer, init=init)[0]
 
 
-def _fit(
-    D: np.ndarray, method: Method, *, n_iter: int | None, lr: float, optimizer: Optimizer, init: Init
-) -> tuple[UltrametricTree, list[float]]:
-    """:func:`fit_ultrametric`, also returning the GD loss history (empty for other methods)."""
-    D = check_cost_matrix(D)
+def _check_options(method: Method, n_iter: int | None, lr: float, optimizer: Optimizer, init: Init
+                   ) -> tuple[int | None, float]:
+    """Validate the fit options; returns ``n_iter`` and ``lr`` as Python numbers."""
     check_choice(method, "method", ("mst", "ip", "gd"))
     if n_iter is not None:
         n_iter = check_scalar(n_iter, "n_iter", "int", min=0)
     lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
     check_choice(optimizer, "optimizer", ("adam", "sgd"))
     check_choice(init, "init", ("mst", "data"))
+    return n_iter, lr
+
+
+def _fit(
+    D: np.ndarray, method: Method, *, n_iter: int | None, lr: float, optimizer: Optimizer, init: Init
+) -> tuple[UltrametricTree, list[float]]:
+    """:func:`fit_ultrametric`, also returning the GD loss history (empty for other methods)."""
+    D = check_cost_matrix(D)
+    n_iter, lr = _check_options(method, n_iter, lr, optimizer, init)
     history: list[float] = []
     if D.shape[0] < 2 or D.max() == 0:
         U = np.zeros_like(D)
@@ -478,7 +496,7 @@ def _fit(
 
 def _check_histograms(name: str, x: np.ndarray, n: int, normalize: bool) -> np.ndarray:
     x = check_array(x, name, ndim=(1, 2), dtype=float)
-    if x.shape[-1] != n:
+    if x.shape[-1] != n or x.shape[0] == 0:
         raise ValueError(f"{name} must have shape ({n},) or (m, {n}) (one histogram per row), got shape {x.shape}")
     if np.any(x < 0):
         raise ValueError(f"{name} must be non-negative, got min {x.min():g}")
@@ -512,6 +530,7 @@ def ultratwd(
     Cost ``O(n_nodes)`` per pair.
     """
     _check_tree_arg(tree)
+    normalize = check_bool(normalize, "normalize")
     a = _check_histograms("a", a, tree.n_leaves, normalize)
     b = _check_histograms("b", b, tree.n_leaves, normalize)
     _check_masses(a, b)
@@ -533,6 +552,7 @@ def ultratwd_pairwise(
     ``O(n_nodes (m_a + m_b) + n_nodes m_a m_b)``.
     """
     _check_tree_arg(tree)
+    normalize = check_bool(normalize, "normalize")
     A = np.atleast_2d(_check_histograms("A", A, tree.n_leaves, normalize))
     if B is None:
         _check_masses(A, A)
@@ -566,6 +586,7 @@ class UltraTWD:
         self.lr = lr
         self.optimizer = optimizer
         self.init = init
+        _check_options(method, n_iter, lr, optimizer, init)
 
     def fit(self, D: np.ndarray) -> UltraTWD:
         """Fit the tree to the ``n x n`` ground-cost matrix ``D``."""
