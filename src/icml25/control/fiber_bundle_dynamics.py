@@ -254,7 +254,7 @@ class PointRobotEnv(gymnasium.Env):
         self.x = np.zeros(4)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        """A new task: ``(state, info)``; ``seed`` (int >= 0) reseeds, ``options={"layout": Layout}`` fixes the layout."""
+        """A new task, ``(state, info)``; ``seed`` (int >= 0) reseeds, ``options={"layout": Layout}`` fixes it."""
         if seed is not None:
             super().reset(seed=check_scalar(seed, "seed", "int", min=0))
         options = {} if options is None else check_instance(options, "options", dict)
