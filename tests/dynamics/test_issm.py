@@ -434,8 +434,10 @@ def test_seed_fixes_the_model_and_leaves_the_global_torch_rng_alone():
     assert not torch.equal(a.dynamics.A, ISSM(2, 10, 2, seed=6).dynamics.A)
 
 
-@pytest.mark.parametrize("build", [lambda s: InterventionalLDS(2, 2, seed=s), lambda s: MLPEmission(2, 3, 4, 1, seed=s),
-                                   lambda s: LinearEmission(2, 3, seed=s), lambda s: LSTMRecognition(2, 3, 2, 4, seed=s)])
+@pytest.mark.parametrize("build", [lambda s: InterventionalLDS(2, 2, seed=s),
+                                   lambda s: MLPEmission(2, 3, 4, 1, seed=s),
+                                   lambda s: LinearEmission(2, 3, seed=s),
+                                   lambda s: LSTMRecognition(2, 3, 2, 4, seed=s)])
 def test_blocks_with_a_seed_leave_the_global_rng_alone_and_repeat(build):
     state = torch.random.get_rng_state()
     a, b = build(3), build(3)
