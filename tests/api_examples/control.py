@@ -121,8 +121,9 @@ EXAMPLES = {
     "icml25.control.LinDx": Exempt("record"),
     "icml25.control.ILQRResult": Exempt("record"),
     "icml25.control.DiLQRInfo": Exempt("record"),
-    "icml25.control.lqr_solve": Example(ct.lqr_solve, lambda: dict(zip(("x_init", "C", "c", "F"), _lin())) | {
-        "u_lower": -1.0, "u_upper": 1.0, "max_iter": 5}, positive=("max_iter",)),
+    "icml25.control.lqr_solve": Example(ct.lqr_solve, lambda: dict(
+        zip(("x_init", "C", "c", "F"), _lin(), strict=True)) | {"u_lower": -1.0, "u_upper": 1.0, "max_iter": 5},
+        positive=("max_iter",)),
     "icml25.control.box_qp": Example(ct.box_qp, lambda: {
         "H": 2.0 * _torch().eye(2, dtype=_torch().float64).repeat(2, 1, 1),
         "q": _torch().tensor([[1.0, -3.0], [0.5, 0.5]], dtype=_torch().float64),
@@ -172,7 +173,8 @@ EXAMPLES = {
     "icml25.control.Layout": Example(fb.Layout, lambda: {"obstacles": np.array([[1.0, 1.0]]),
                                                          "radii": np.array([0.2]),
                                                          "start": np.array([0.1, 0.1, 0.0, 0.0]),
-                                                         "goal": np.array([1.9, 1.9])}, paired=[("obstacles", "radii")]),
+                                                         "goal": np.array([1.9, 1.9])},
+                                    paired=[("obstacles", "radii")]),
     "icml25.control.random_layout": Example(fb.random_layout, {"seed": 0}, positive=("workspace", "max_tries"),
                                             nonneg=("clearance", "path_gap", "min_distance")),
     "icml25.control.true_affine": Example(fb.true_affine, {"params": fb.PlantParams()}),
@@ -256,7 +258,8 @@ EXAMPLES = {
         allow={"x": "nan", "u": "nan"}, paired=[("x", "u")]),
     "icml25.control.NeuralODEDynamics.affine": Example(lambda **kw: _ode().affine(**kw),
                                                        lambda: {"x": np.zeros((3, 4))}),
-    "icml25.control.shoot": Example(fb.shoot, lambda: {"model": _ode(), "x0": _torch().zeros(2, 4, dtype=_torch().float64),
+    "icml25.control.shoot": Example(fb.shoot, lambda: {"model": _ode(),
+                                                       "x0": _torch().zeros(2, 4, dtype=_torch().float64),
                                                        "controls": _torch().ones(3, 2, 2, dtype=_torch().float64),
                                                        "dt": 0.02}, positive=("dt",),
                                     allow={"x0": "nan", "controls": "nan"}),
@@ -264,7 +267,7 @@ EXAMPLES = {
         "model": fb.NeuralODEDynamics(hidden=(4,), seed=0), **_traj(), "dt": 0.02, "sigma_fn": _sigma,
         "horizon": 2, "steps": 2, "batch_size": 2}, positive=("dt", "horizon", "steps", "lr", "batch_size", "stride",
                                                              "sigma_floor"),
-        paired=[("trajs_y", "controls")]),
+        paired=[("trajs_y", "controls")], allow={"batch_size": "none"}),  # None: every segment in each step
     "icml25.control.vector_field_error": Example(fb.vector_field_error, lambda: {
         "model": _ode(), "x": np.random.default_rng(0).normal(size=(3, 4)),
         "u": np.random.default_rng(1).normal(size=(3, 2))}, paired=[("x", "u")]),

@@ -408,7 +408,7 @@ def test_neural_ode_rejects_bad_input():
     with pytest.raises(ValueError, match="structured"):
         NeuralODEDynamics(state_dim=3, ctrl_dim=2)
     m = NeuralODEDynamics()
-    with pytest.raises(ValueError, match="x must end in 4"):
+    with pytest.raises(ValueError, match=r"x must be a non-empty tensor of shape \(\.\.\., 4\)"):
         m(torch.zeros(3, 5), torch.zeros(3, 2))
     y, u = np.zeros((2, 11, 4)), np.zeros((2, 10, 2))
     with pytest.raises(ValueError, match="horizon"):
@@ -454,7 +454,7 @@ def test_rollout_rejects_bad_methods():
     layouts = [random_layout(0)]
     with pytest.raises(ValueError, match="method"):
         rollout(layouts, true_affine(), [("ekf", 1.0)])
-    with pytest.raises(ValueError, match="noise scale"):
+    with pytest.raises(ValueError, match="noise_scale"):
         rollout(layouts, true_affine(), [("mcbf", 0.0)])
     with pytest.raises(ValueError, match="n_episodes"):
         run_episodes(true_affine(), n_episodes=0)

@@ -592,7 +592,10 @@ class MeasurementAwareCBF:
         check_callable(f_hat, "f_hat")
         single = np.ndim(x_hat) == 1
         x2 = np.atleast_2d(check_array(x_hat, "x_hat", ndim=(1, 2), dtype=float))
-        un = np.atleast_2d(check_array(u_nom, "u_nom", ndim=np.ndim(x_hat), dtype=float))
+        if np.ndim(u_nom) != np.ndim(x_hat):
+            raise ValueError(f"x_hat and u_nom must both be one state (4,), (2,) or a batch (B, 4), (B, 2), "
+                             f"got shapes {np.shape(x_hat)} and {np.shape(u_nom)}")
+        un = np.atleast_2d(check_array(u_nom, "u_nom", dtype=float))
         if x2.shape[1] != 4 or un.shape != (len(x2), 2):
             raise ValueError(f"x_hat must be (B, 4) and u_nom (B, 2), got {x2.shape} and {un.shape}")
         _, obs, rad = self._batch(x2)
@@ -774,13 +777,16 @@ class _StepUnitODE(nn.Module):
 def shoot(model: NeuralODEDynamics, x0: torch.Tensor, controls: torch.Tensor, dt: float) -> torch.Tensor:
     """Integrate the model from ``x0 (B, 4)`` under held controls ``(H, B, 2)`` with torchdiffeq's RK4; ``(H+1, B, 4)``.
 
+    ``model`` is any callable ``f(x, u)`` (a :class:`NeuralODEDynamics`, a torch module of the true plant).
+
     Time is measured in control steps so that ``perturb=True`` evaluates step ``k`` with ``u_k`` only.
     """
-    check_instance(model, "model", NeuralODEDynamics)
-    x0 = check_tensor(x0, "x0", floating=True, shape=(None, model.state_dim))
-    controls = check_tensor(controls, "controls", floating=True, shape=(None, x0.shape[0], model.ctrl_dim))
-    if x0.shape[0] == 0 or controls.shape[0] == 0:
-        raise ValueError(f"x0 and controls must be non-empty, got shapes {tuple(x0.shape)} and {tuple(controls.shape)}")
+    check_callable(model, "model")
+    x0 = check_tensor(x0, "x0", floating=True, ndim=2)
+    controls = check_tensor(controls, "controls", floating=True, ndim=3)
+    if x0.numel() == 0 or controls.numel() == 0 or controls.shape[1] != x0.shape[0]:
+        raise ValueError(f"x0 (B, d) and controls (H, B, m) must be non-empty with the same B, got shapes "
+                         f"{tuple(x0.shape)} and {tuple(controls.shape)}")
     dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
     H = controls.shape[0]
     tau = torch.arange(H + 1, dtype=x0.dtype, device=x0.device)
@@ -826,7 +832,7 @@ def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.n
     initial state a free parameter, started at and fitted to its measurement like the other points.
     ``seed`` drives the batch order.
     """
-    check_instance(model, "model", NeuralODEDynamics)
+    check_instance(model, "model", nn.Module, "a torch module f(x, u) such as NeuralODEDynamics")
     trajs_y, controls, dt, horizon = _check_trajectories(trajs_y, controls, dt, horizon)
     check_callable(sigma_fn, "sigma_fn")
     weighting, cosine = check_bool(weighting, "weighting"), check_bool(cosine, "cosine")
@@ -889,9 +895,9 @@ def shooting_error_quantile(model: NeuralODEDynamics, trajs_x: np.ndarray, contr
 def vector_field_error(model: NeuralODEDynamics, x: np.ndarray, u: np.ndarray,
                        params: PlantParams = PlantParams()) -> float:
     """Relative error ``sqrt(sum |f_hat - f|^2 / sum |f|^2)`` of the learned field on clean points ``(x, u)``."""
-    check_instance(model, "model", NeuralODEDynamics)
+    check_instance(model, "model", nn.Module, "a torch module f(x, u) such as NeuralODEDynamics")
     check_instance(params, "params", PlantParams)
-    x, u = _points(x, "x", model.state_dim, ndim=2), _points(u, "u", model.ctrl_dim, ndim=2)
+    x, u = _points(x, "x", 4, ndim=2), _points(u, "u", 2, ndim=2)
     check_consistent_length(x, u, names=("x", "u"))
     p = next(model.parameters())
     with torch.no_grad():
