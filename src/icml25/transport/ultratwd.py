@@ -95,7 +95,7 @@ class WeightedTree:
     """A rooted tree with non-negative edge weights whose first ``n_leaves`` nodes are the support.
 
     ``parent[root] = -1``; ``edge_weight[v]`` is the length of the edge ``v -> parent[v]``
-    (the root's entry is ignored and stored as 0).
+    (the root's entry, finite like the others, is ignored and stored as 0).
     """
 
     def __init__(self, parent: np.ndarray, edge_weight: np.ndarray, n_leaves: int) -> None:
@@ -103,9 +103,8 @@ class WeightedTree:
         if not np.issubdtype(parent.dtype, np.integer):
             raise TypeError(f"parent must be an integer array with parent[root] = -1, got dtype {parent.dtype}")
         n_leaves = check_scalar(n_leaves, "n_leaves", "int", min=1, max=parent.size)
-        weight = check_array(edge_weight, "edge_weight", dtype=float, finite=False, shape=parent.shape, copy=True)
+        weight = check_array(edge_weight, "edge_weight", dtype=float, shape=parent.shape, copy=True)
         weight[parent < 0] = 0.0  # the root's entry is ignored
-        weight = check_array(weight, "edge_weight")
         if np.any(weight < 0):
             raise ValueError(f"edge_weight must be non-negative, got min {weight.min():g}")
         subtree_masses(parent, np.zeros(parent.size))  # validates the structure: one root, no cycle
