@@ -200,6 +200,9 @@ def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
     obstacles keep this gap between them and a grid path from start to goal keeps this distance
     from them (our feasibility test); ``block_line`` (our choice): one obstacle sits near the middle
     of the start-goal segment, slightly off the line, so that every episode meets a constraint.
+    ``workspace`` > 0.4 (starts, goals and centres keep a margin from its edges); ``n_obstacles`` and
+    ``radius`` are ranges ``(lo, hi)``; ``clearance``, ``path_gap`` and ``min_distance`` are >= 0.  A
+    combination with no feasible layout in ``max_tries`` draws raises ``ValueError``.
     """
     rng = as_generator(seed)
     lo, hi = _obstacle_counts(n_obstacles)
@@ -263,7 +266,7 @@ class PointRobotEnv(gymnasium.Env):
                  params: PlantParams = PlantParams(), r_safe: float = 0.05, goal_tol: float = 0.05,
                  seed: Seed = None) -> None:
         self.dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
-        self.workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
+        self.workspace = check_scalar(workspace, "workspace", "real", min=0.4, inclusive="neither")  # as random_layout
         self.n_obstacles = _obstacle_counts(n_obstacles)
         self.params = check_instance(params, "params", PlantParams)
         self.r_safe = check_scalar(r_safe, "r_safe", "real", min=0.0)
