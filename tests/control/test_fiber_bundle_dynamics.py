@@ -477,3 +477,15 @@ def test_neural_ode_construction_leaves_the_global_rng_alone():
     b = NeuralODEDynamics(hidden=(8, 8), seed=3)
     for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
         assert torch.equal(pa, pb)
+
+
+def test_model_affine_is_a_forward_pass_that_lets_non_finite_states_through():
+    """rollout calls f_hat on the state estimate before it checks it: a diverged (infinite) estimate must give
+    non-finite parts, so that the episode is aborted, not a ValueError that stops the whole rollout."""
+    model = NeuralODEDynamics(hidden=(4,), seed=0, drag_inputs="state")
+    with torch.no_grad():
+        model.net[-1].bias.fill_(1.0)
+    f0, G = model.affine(np.array([[np.nan, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]]))
+    assert not np.all(np.isfinite(f0[0])) and np.all(np.isfinite(f0[1])) and G.shape == (2, 4, 2)
+    with pytest.raises(ValueError, match="x must be"):
+        model.affine(np.zeros((2, 3)))

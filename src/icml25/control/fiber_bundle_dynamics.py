@@ -54,9 +54,10 @@ _PAD = 1.0e3  # position of the padding obstacles (radius 0) that make layouts r
 _G_IDLE = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
 
 
-def _points(x: np.ndarray, name: str, last: int, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """``x`` as a finite, non-empty float array of shape ``(..., last)`` (with ``ndim`` axes if given)."""
-    x = check_array(x, name, ndim=ndim, dtype=float)
+def _points(x: np.ndarray, name: str, last: int, ndim: int | tuple[int, ...] | None = None,
+            finite: bool = True) -> np.ndarray:
+    """``x`` as a non-empty float array of shape ``(..., last)`` (``ndim`` axes if given; finite if ``finite``)."""
+    x = check_array(x, name, ndim=ndim, dtype=float, finite=finite)
     if x.ndim == 0 or x.shape[-1] != last or x.size == 0:
         raise ValueError(f"{name} must be a non-empty array of shape (..., {last}), got shape {x.shape}")
     return x
@@ -749,8 +750,11 @@ class NeuralODEDynamics(nn.Module):
         return torch.cat([v, (u - drag) / self.mass], dim=-1)
 
     def affine(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Control-affine parts ``(f0(x), G(x))`` at NumPy states ``(B, 4)`` (exact if structured, else secants)."""
-        x = _points(x, "x", self.state_dim, ndim=(1, 2))
+        """Control-affine parts ``(f0(x), G(x))`` at NumPy states ``(B, 4)`` (exact if structured, else secants).
+
+        A forward pass: non-finite states give non-finite parts (the closed loop aborts such episodes).
+        """
+        x = _points(x, "x", self.state_dim, ndim=(1, 2), finite=False)
         p = next(self.parameters())
         with torch.no_grad():
             xt = torch.as_tensor(x, dtype=p.dtype, device=p.device)
