@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -282,17 +283,46 @@ def test_layout_rejects_start_or_goal_inside_obstacle():
 
 def test_env_step_matches_rk4_and_validates():
     env = PointRobotEnv(seed=0, params=PlantParams(delta_w=0.0))
-    x0 = env.reset()
-    x1 = env.step(np.array([5.0, -1.0]))  # clipped to u_max = 2
+    x0, info = env.reset()
+    assert info == {}
+    x1, reward, terminated, truncated, info = env.step(np.array([5.0, -1.0]))  # clipped to u_max = 2
     ref = rk4_step(lambda z: point_robot_dynamics(z, np.array([2.0, -1.0])), x0, 0.02)
     np.testing.assert_allclose(x1, ref)
+    assert reward == pytest.approx(-np.linalg.norm(x1[:2] - env.layout.goal))
+    assert not terminated and truncated is False and info["safe"] and not info["collision"]
     assert env.in_safe_set(env.layout.start[:2])
     with pytest.raises(ValueError, match="dt"):
         PointRobotEnv(dt=0.0)
-    with pytest.raises(RuntimeError, match="reset"):
+    with pytest.raises(gymnasium.error.ResetNeeded, match="reset"):
         PointRobotEnv().step(np.zeros(2))
     with pytest.raises(ValueError, match="mass"):
         PlantParams(mass=0.0)
+
+
+def test_env_is_a_gymnasium_env_that_passes_check_env():
+    from gymnasium.utils.env_checker import check_env
+
+    env = PointRobotEnv(seed=0)
+    assert isinstance(env, gymnasium.Env)
+    assert env.action_space.shape == (2,) and env.observation_space.shape == (4,)
+    check_env(env, skip_render_check=True)
+    first, _ = env.reset(seed=3)
+    again, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(first, again)
+    layout = random_layout(1)
+    x, _ = env.reset(options={"layout": layout})
+    np.testing.assert_array_equal(x, layout.start)
+    with pytest.raises(ValueError, match="options"):
+        env.reset(options={"nope": 1})
+    with pytest.raises(ValueError, match="action"):
+        env.step(np.zeros(3))
+
+
+def test_env_constructor_seed_reproduces_the_old_layout_stream():
+    """Without a reset seed the layouts and disturbances come from the constructor's seed, as before."""
+    env = PointRobotEnv(seed=4)
+    x, _ = env.reset()
+    np.testing.assert_array_equal(x, random_layout(np.random.default_rng(4)).start)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,7 +408,7 @@ def test_neural_ode_rejects_bad_input():
     with pytest.raises(ValueError, match="structured"):
         NeuralODEDynamics(state_dim=3, ctrl_dim=2)
     m = NeuralODEDynamics()
-    with pytest.raises(ValueError, match="x must end in 4"):
+    with pytest.raises(ValueError, match=r"x must be a non-empty tensor of shape \(\.\.\., 4\)"):
         m(torch.zeros(3, 5), torch.zeros(3, 2))
     y, u = np.zeros((2, 11, 4)), np.zeros((2, 10, 2))
     with pytest.raises(ValueError, match="horizon"):
@@ -424,7 +454,7 @@ def test_rollout_rejects_bad_methods():
     layouts = [random_layout(0)]
     with pytest.raises(ValueError, match="method"):
         rollout(layouts, true_affine(), [("ekf", 1.0)])
-    with pytest.raises(ValueError, match="noise scale"):
+    with pytest.raises(ValueError, match="noise_scale"):
         rollout(layouts, true_affine(), [("mcbf", 0.0)])
     with pytest.raises(ValueError, match="n_episodes"):
         run_episodes(true_affine(), n_episodes=0)
@@ -438,3 +468,24 @@ def test_wrong_types_are_type_errors():
     with pytest.raises(TypeError, match="steps must be an integer >= 1"):
         x, y, u = exploration_data(2, duration=0.2, seed=0)
         fit_neural_ode(NeuralODEDynamics(seed=0), y, u, 0.02, LocalSensorModel().state_sigma, steps=2.0)
+
+
+def test_neural_ode_construction_leaves_the_global_rng_alone():
+    state = torch.random.get_rng_state()
+    a = NeuralODEDynamics(hidden=(8, 8), seed=3)
+    assert torch.equal(state, torch.random.get_rng_state())
+    b = NeuralODEDynamics(hidden=(8, 8), seed=3)
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+
+
+def test_model_affine_is_a_forward_pass_that_lets_non_finite_states_through():
+    """rollout calls f_hat on the state estimate before it checks it: a diverged (infinite) estimate must give
+    non-finite parts, so that the episode is aborted, not a ValueError that stops the whole rollout."""
+    model = NeuralODEDynamics(hidden=(4,), seed=0, drag_inputs="state")
+    with torch.no_grad():
+        model.net[-1].bias.fill_(1.0)
+    f0, G = model.affine(np.array([[np.nan, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]]))
+    assert not np.all(np.isfinite(f0[0])) and np.all(np.isfinite(f0[1])) and G.shape == (2, 4, 2)
+    with pytest.raises(ValueError, match="x must be"):
+        model.affine(np.zeros((2, 3)))

@@ -124,7 +124,8 @@ def _bounded_problem():
 
 
 @pytest.mark.parametrize("bounds, match", [
-    ((float("nan"), 1.0), "u_lower must not contain NaN"), ((-1.0, float("nan")), "u_upper must not contain NaN"),
+    ((float("nan"), 1.0), "u_lower must be a real number, got nan"),
+    ((-1.0, float("nan")), "u_upper must be a real number, got nan"),
     ((torch.tensor([-1.0, float("nan")], dtype=D), 1.0), "u_lower must not contain NaN"),
     ((1.0, -1.0), "u_lower must not exceed u_upper"),
 ])
@@ -236,5 +237,5 @@ def test_expand_bounds_broadcasts_and_rejects_bad_shapes():
     assert expand_bounds(2.0, 3, 2, 1, like).shape == (3, 2, 1)
     per_step = expand_bounds(torch.arange(3.0).reshape(3, 1), 3, 2, 1, like)
     assert per_step.shape == (3, 2, 1) and per_step[2, 1, 0] == 2.0
-    with pytest.raises(ValueError, match="control bounds must be a float or broadcast"):
+    with pytest.raises(ValueError, match="bound must be a float or broadcast"):
         expand_bounds(torch.ones(4), 3, 2, 1, like)

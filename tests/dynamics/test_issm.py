@@ -432,3 +432,25 @@ def test_seed_fixes_the_model_and_leaves_the_global_torch_rng_alone():
     assert torch.equal(torch.get_rng_state(), before)
     assert torch.equal(a.dynamics.A, b.dynamics.A)
     assert not torch.equal(a.dynamics.A, ISSM(2, 10, 2, seed=6).dynamics.A)
+
+
+@pytest.mark.parametrize("build", [lambda s: InterventionalLDS(2, 2, seed=s),
+                                   lambda s: MLPEmission(2, 3, 4, 1, seed=s),
+                                   lambda s: LinearEmission(2, 3, seed=s),
+                                   lambda s: LSTMRecognition(2, 3, 2, 4, seed=s)])
+def test_blocks_with_a_seed_leave_the_global_rng_alone_and_repeat(build):
+    state = torch.random.get_rng_state()
+    a, b = build(3), build(3)
+    assert torch.equal(state, torch.random.get_rng_state())
+    for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+
+
+def test_tensor_methods_name_their_bad_argument():
+    lds = InterventionalLDS(2, 2, seed=0)
+    with pytest.raises(ValueError, match="x_prev and u"):
+        lds.mean(torch.zeros(3, 2), torch.zeros(2, 2))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        lds.flow("abc")
+    with pytest.raises(ValueError, match="K=2"):
+        lds.sample(4, torch.zeros(3, 4, 2), K=2)

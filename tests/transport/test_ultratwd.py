@@ -218,6 +218,22 @@ def test_fits_are_ultrametric_and_deterministic(method):
     np.testing.assert_array_equal(first.edge_weight, second.edge_weight)
 
 
+FIT_OPTIONS = [{"method": "mst"}, {"method": "ip"}, {"method": "ip", "n_iter": 3}, {"method": "gd"},
+               {"method": "gd", "n_iter": 30}, {"method": "gd", "init": "data"},
+               {"method": "gd", "optimizer": "sgd"}]
+
+
+@pytest.mark.parametrize("options", FIT_OPTIONS, ids=lambda o: "-".join(map(str, o.values())))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_fit_is_invariant_to_renumbering_the_points(options, seed):
+    """Fitting on D[perm][:, perm] gives the permuted leaf distances (ties broken by the data, not the index)."""
+    D = euclidean(30, seed)
+    perm = np.random.default_rng(seed + 10).permutation(30)
+    U = fit_ultrametric(D, **options).leaf_distances()
+    U_perm = fit_ultrametric(D[np.ix_(perm, perm)], **options).leaf_distances()
+    np.testing.assert_allclose(U_perm, U[np.ix_(perm, perm)], rtol=0, atol=1e-12 * D.max())
+
+
 def test_triplet_sweep_equalises_the_two_largest():
     M = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
     np.testing.assert_allclose(_triplet_sweep(M), [[0, 1, 2.5], [1, 0, 2.5], [2.5, 2.5, 0]])
@@ -352,6 +368,8 @@ def test_estimator_api():
     model = UltraTWD("ip")
     with pytest.raises(NotFittedError, match="not fitted"):
         model.distance(np.eye(10)[0], np.eye(10)[1])
+    with pytest.raises(NotFittedError, match="not fitted"):
+        model.pairwise(np.eye(10)[:2])
     assert model.fit(D) is model and model.n_support_ == 10
     assert set(model.fit_error_) == {"max", "rel_fro"}
     a, b = np.eye(10)[0], np.eye(10)[1]

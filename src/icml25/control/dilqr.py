@@ -47,7 +47,15 @@ from icml25.control.lqr import (
     riccati_solve,
 )
 from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 GRAD_MODES = ("implicit", "diffmpc", "unroll", "none")
 BACKWARDS = ("dense", "fixed_point")
@@ -80,6 +88,16 @@ class Dynamics(nn.Module):
     n_state: int
     n_ctrl: int
 
+    def _check_inputs(self, x: Tensor, u: Tensor) -> None:
+        """``x`` [..., n_state] and ``u`` [..., n_ctrl], floating, non-empty, with the same leading shape."""
+        check_tensor(x, "x", floating=True)
+        check_tensor(u, "u", floating=True)
+        if x.ndim == 0 or x.shape[-1] != self.n_state or x.numel() == 0:
+            raise ValueError(f"x must be a non-empty tensor [..., {self.n_state}], got shape {tuple(x.shape)}")
+        if u.shape != x.shape[:-1] + (self.n_ctrl,):
+            raise ValueError(f"u must have shape {tuple(x.shape[:-1]) + (self.n_ctrl,)} to match x, "
+                             f"got {tuple(u.shape)}")
+
 
 def _physical(**values: float) -> list[float]:
     """Each physical constant (a mass, a length, g, dt) as a float, checked to be finite and > 0."""
@@ -109,6 +127,7 @@ class PendulumDynamics(Dynamics):
         return 1.5 * g / l, 3.0 / (m * l**2)
 
     def forward(self, x: Tensor, u: Tensor) -> Tensor:  # noqa: D102
+        self._check_inputs(x, u)
         a, b = self._coefficients(x)
         cos_th, sin_th, dth = x.unbind(-1)
         th = torch.atan2(sin_th, cos_th)
@@ -118,6 +137,7 @@ class PendulumDynamics(Dynamics):
 
     def jacobian(self, x: Tensor, u: Tensor) -> tuple[Tensor, Tensor]:
         """Analytic ``(df/dx [B,3,3], df/du [B,3,1])``, differentiable in ``(g, m, l)``."""
+        self._check_inputs(x, u)
         a, b = self._coefficients(x)
         cos_th, sin_th, dth = x.unbind(-1)
         r2 = cos_th**2 + sin_th**2
@@ -153,6 +173,7 @@ class CartpoleDynamics(Dynamics):
         (self.dt,) = _physical(dt=dt)
 
     def forward(self, x: Tensor, u: Tensor) -> Tensor:  # noqa: D102
+        self._check_inputs(x, u)
         g, m_c, m_p, l = self.params.to(dtype=x.dtype, device=x.device).unbind()
         pos, vel, cos_th, sin_th, dth = x.unbind(-1)
         total = m_c + m_p
@@ -173,7 +194,15 @@ def pendulum_cost(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
 ) -> QuadCost:
-    """The official swing-up cost: ``q = (goal_weights, ctrl_penalty)``, ``p = -sqrt(q_x) * (1, 0, 0)``."""
+    """The official swing-up cost: ``q = (goal_weights, ctrl_penalty)``, ``p = -sqrt(q_x) * (1, 0, 0)``.
+
+    ``T`` and ``batch`` are integers >= 1, ``goal_weights`` three reals >= 0, ``ctrl_penalty`` > 0.
+    """
+    T, batch = check_scalar(T, "T", "int", min=1), check_scalar(batch, "batch", "int", min=1)
+    goal_weights = check_sequence(goal_weights, "goal_weights", item=lambda v, n: check_scalar(v, n, "real", min=0.0))
+    if len(goal_weights) != 3:
+        raise ValueError(f"goal_weights must hold 3 weights (cos th, sin th, th_dot), got {len(goal_weights)}")
+    ctrl_penalty = check_scalar(ctrl_penalty, "ctrl_penalty", "real", min=0.0, inclusive="neither")
     q = torch.tensor([*goal_weights, ctrl_penalty], dtype=dtype, device=device)
     goal = torch.tensor([1.0, 0.0, 0.0], dtype=dtype, device=device)
     p = torch.cat((-q[:3].sqrt() * goal, q.new_zeros(1)))
@@ -188,6 +217,7 @@ def sample_pendulum_states(
     ``seed``: an int, a NumPy Generator, or a ``torch.Generator`` (drawn from as is).
     """
     n = check_scalar(n, "n", "int", min=1)
+    max_angle = check_scalar(max_angle, "max_angle", "real", min=0.0, inclusive="neither")
     gen = torch_generator(seed)
     th = (2 * torch.rand(n, generator=gen, dtype=dtype) - 1) * max_angle
     dth = 2 * torch.rand(n, generator=gen, dtype=dtype) - 1
@@ -195,6 +225,16 @@ def sample_pendulum_states(
 
 
 # --------------------------------------------------------------------------- derivatives of the dynamics
+def _check_tau(tau: Tensor, name: str, n: int, empty: bool = False) -> tuple[int, int, int]:
+    """``tau`` [T, B, N] finite and floating with ``1 <= n < N``; returns ``(T, B, N)``."""
+    check_tensor(tau, name, ndim=3, floating=True, finite=True)
+    T, B, N = tau.shape
+    if B == 0 or N == 0 or (T == 0 and not empty):
+        raise ValueError(f"{name} must be a non-empty [T, B, n_state + n_ctrl] tensor, got shape {tuple(tau.shape)}")
+    check_scalar(n, "n", "int", min=1, max=N - 1)
+    return T, B, N
+
+
 def _row_jacobian(y: Tensor, rows: Tensor, create_graph: bool) -> Tensor:
     """``d y[r, i] / d rows[r]`` for row-wise maps: [M, k, N] from ``k`` vector-Jacobian products."""
     cols = []
@@ -211,7 +251,9 @@ def linearize(dynamics: Callable, tau: Tensor, n: int, create_graph: bool = Fals
 
     With ``create_graph`` both keep their autograd graph to the parameters (and to ``tau`` if it has one).
     """
-    T, B, N = tau.shape
+    check_callable(dynamics, "dynamics")
+    T, B, N = _check_tau(tau, "tau", n)
+    create_graph = check_bool(create_graph, "create_graph")
     if T == 1:
         return tau.new_zeros(0, B, n, N), tau.new_zeros(0, B, n)
     rows = tau[:-1].reshape(-1, N)
@@ -238,7 +280,9 @@ def dynamics_lagrangian_hessian(dynamics: Callable, tau: Tensor, lam: Tensor, n:
     ``f(tau) = f_theta(tau) - F(tau) tau`` the chain rule through ``(F, f)`` collapses to ``J_tau' v = W S v``
     (``S`` the LQR sensitivity), so no third-order tensors are formed.
     """
-    Tp, B, N = tau.shape
+    check_callable(dynamics, "dynamics")
+    Tp, B, N = _check_tau(tau, "tau", n, empty=True)
+    check_tensor(lam, "lam", shape=(Tp, B, n), floating=True, finite=True)
     if Tp == 0:
         return tau.new_zeros(0, B, N, N)
     rows = tau.detach().reshape(-1, N).requires_grad_(True)
@@ -282,7 +326,22 @@ def implicit_cotangent(
     warning if it does not converge in ``fp_max_iter`` iterations).  Neither depends on the number of
     forward iterations.  ``factor`` is the Riccati factor of ``(C, F, free)`` if already computed.
     """
-    T, B, N = tau.shape
+    check_callable(dynamics, "dynamics")
+    T, B, N = _check_tau(tau, "tau", n)
+    check_tensor(g, "g", shape=(T, B, N), floating=True, finite=True)
+    check_tensor(C, "C", shape=(T, B, N, N), floating=True, finite=True)
+    check_tensor(c, "c", shape=(T, B, N), floating=True, finite=True)
+    check_tensor(F, "F", shape=(T - 1, B, n, N), floating=True, finite=True)
+    if free is not None:
+        check_tensor(free, "free", shape=(T, B, N - n))
+        if free.dtype != torch.bool:
+            raise TypeError(f"free must be a boolean tensor (True where a control is not at a bound), got {free.dtype}")
+    check_choice(method, "method", BACKWARDS)
+    fp_max_iter = check_scalar(fp_max_iter, "fp_max_iter", "int", min=1)
+    fp_tol = check_scalar(fp_tol, "fp_tol", "real", min=0.0)
+    cond_max = check_scalar(cond_max, "cond_max", "real", min=0.0, inclusive="neither", allow_inf=True)
+    if factor is not None:
+        check_instance(factor, "factor", RiccatiFactor)
     lam = costate(C, c.unsqueeze(-1), F, tau.unsqueeze(-1), n).squeeze(-1)
     W = dynamics_lagrangian_hessian(dynamics, tau[:-1], lam[1:], n)
     W = torch.cat((W, W.new_zeros(1, B, N, N)))
@@ -415,7 +474,7 @@ class DiLQR(nn.Module):
     # -- input checking -------------------------------------------------------------------------
     def _check_x_init(self, x_init: Tensor) -> None:
         check_instance(x_init, "x_init", Tensor, "a torch tensor")
-        if x_init.dim() != 2 or x_init.shape[1] != self.n_state:
+        if x_init.dim() != 2 or x_init.shape[1] != self.n_state or x_init.shape[0] == 0:
             raise ValueError(f"x_init must have shape [batch, {self.n_state}], got {tuple(x_init.shape)}")
         if not x_init.is_floating_point():
             raise TypeError(f"x_init must be a floating tensor, got {x_init.dtype}")
@@ -533,8 +592,8 @@ class DiLQR(nn.Module):
         B, n = x_init.shape
         quad, total = self._cost_functions(cost, B, x_init)
         step, lin_nograd, lin = self._dynamics_functions(dynamics, B, x_init)
-        lo = expand_bounds(self.u_lower, self.T, B, self.n_ctrl, x_init)
-        hi = expand_bounds(self.u_upper, self.T, B, self.n_ctrl, x_init)
+        lo = expand_bounds(self.u_lower, self.T, B, self.n_ctrl, x_init, "u_lower")
+        hi = expand_bounds(self.u_upper, self.T, B, self.n_ctrl, x_init, "u_upper")
         if lo is not None and bool((lo > hi).any()):
             raise ValueError("u_lower must not exceed u_upper")
         u0 = self._u_init(u_init, B, x_init)

@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import gymnasium
 import numpy as np
 import torch
 from scipy.optimize import minimize
@@ -37,16 +38,38 @@ from torchdiffeq import odeint
 from icml25.utils.random import Seed, as_generator, torch_generator
 from icml25.utils.validation import (
     check_array,
+    check_bool,
+    check_callable,
     check_choice,
     check_consistent_length,
+    check_instance,
     check_scalar,
     check_sequence,
+    check_tensor,
 )
 
 Affine = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 METHODS = ("mcbf", "blind", "worst_case", "none")
 _PAD = 1.0e3  # position of the padding obstacles (radius 0) that make layouts rectangular
 _G_IDLE = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+
+
+def _points(x: np.ndarray, name: str, last: int, ndim: int | tuple[int, ...] | None = None,
+            finite: bool = True) -> np.ndarray:
+    """``x`` as a non-empty float array of shape ``(..., last)`` (``ndim`` axes if given; finite if ``finite``)."""
+    x = check_array(x, name, ndim=ndim, dtype=float, finite=finite)
+    if x.ndim == 0 or x.shape[-1] != last or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty array of shape (..., {last}), got shape {x.shape}")
+    return x
+
+
+def _pair(x: Sequence[float], name: str, low: float, strict: bool) -> tuple[float, float]:
+    """``x`` as ``(lo, hi)`` reals with ``low < lo <= hi`` (``low <= lo`` unless ``strict``)."""
+    values = check_sequence(x, name, item=lambda v, n: check_scalar(v, n, "real"))
+    if len(values) != 2 or not (values[0] > low if strict else values[0] >= low) or values[0] > values[1]:
+        rule = f"{low:g} {'<' if strict else '<='} lo <= hi"
+        raise ValueError(f"{name} must be a pair (lo, hi) with {rule}, got {x}")
+    return values[0], values[1]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -81,6 +104,7 @@ def point_robot_dynamics(x: np.ndarray, u: np.ndarray, params: PlantParams = Pla
 
 def true_affine(params: PlantParams = PlantParams()) -> Affine:
     """The true plant in control-affine form ``x -> (f0(x), G(x))`` with ``f(x, u) = f0 + G u``."""
+    check_instance(params, "params", PlantParams)
 
     def affine(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         f0 = point_robot_dynamics(x, np.zeros(x.shape[:-1] + (2,)), params)
@@ -123,14 +147,13 @@ class Layout:
     goal: np.ndarray
 
     def __post_init__(self) -> None:
-        self.obstacles = check_array(self.obstacles, "obstacles", dtype=float).reshape(-1, 2)
-        self.radii = check_array(self.radii, "radii", dtype=float).reshape(-1)
-        self.start = check_array(self.start, "start", dtype=float).reshape(-1)
-        self.goal = check_array(self.goal, "goal", dtype=float).reshape(-1)
+        self.obstacles = check_array(self.obstacles, "obstacles", dtype=float, shape=(None, 2))
+        self.radii = check_array(self.radii, "radii", ndim=1, dtype=float)
+        self.start = check_array(self.start, "start", dtype=float, shape=(4,))
+        self.goal = check_array(self.goal, "goal", dtype=float, shape=(2,))
         if self.obstacles.shape[0] != self.radii.shape[0]:
-            raise ValueError(f"{self.obstacles.shape[0]} obstacle centres but {self.radii.shape[0]} radii")
-        if self.start.shape != (4,) or self.goal.shape != (2,):
-            raise ValueError(f"start must have shape (4,) and goal (2,), got {self.start.shape}, {self.goal.shape}")
+            raise ValueError(f"obstacles and radii must have one row per obstacle, got {self.obstacles.shape[0]} "
+                             f"obstacle centres but {self.radii.shape[0]} radii")
         if np.any(self.radii < 0):
             raise ValueError(f"radii must be >= 0, got min {self.radii.min():g}")
         for name, p in (("start", self.start[:2]), ("goal", self.goal)):
@@ -178,13 +201,18 @@ def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
     obstacles keep this gap between them and a grid path from start to goal keeps this distance
     from them (our feasibility test); ``block_line`` (our choice): one obstacle sits near the middle
     of the start-goal segment, slightly off the line, so that every episode meets a constraint.
+    ``workspace`` > 0.4 (starts, goals and centres keep a margin from its edges); ``n_obstacles`` and
+    ``radius`` are ranges ``(lo, hi)``; ``clearance``, ``path_gap`` and ``min_distance`` are >= 0.  A
+    combination with no feasible layout in ``max_tries`` draws raises ``ValueError``.
     """
     rng = as_generator(seed)
-    lo, hi = n_obstacles
-    if not 1 <= lo <= hi:
-        raise ValueError(f"n_obstacles must be (lo, hi) with 1 <= lo <= hi, got {n_obstacles}")
-    if not 0 < radius[0] <= radius[1]:
-        raise ValueError(f"radius must be (lo, hi) with 0 < lo <= hi, got {radius}")
+    lo, hi = _obstacle_counts(n_obstacles)
+    radius = _pair(radius, "radius", 0.0, strict=True)
+    workspace = check_scalar(workspace, "workspace", "real", min=0.4, inclusive="neither")
+    clearance, path_gap, min_distance = (check_scalar(v, name, "real", min=0.0) for name, v in (
+        ("clearance", clearance), ("path_gap", path_gap), ("min_distance", min_distance)))
+    block_line = check_bool(block_line, "block_line")
+    max_tries = check_scalar(max_tries, "max_tries", "int", min=1)
     for _ in range(max_tries):
         start = rng.uniform(0.1, workspace - 0.1, 2)
         goal = rng.uniform(0.1, workspace - 0.1, 2)
@@ -207,46 +235,98 @@ def random_layout(seed: Seed = None, n_obstacles: tuple[int, int] = (3, 6),
         layout = Layout(centres, radii, np.concatenate([start, np.zeros(2)]), goal)
         if _path_exists(layout, path_gap, workspace):
             return layout
-    raise RuntimeError(f"no feasible layout in {max_tries} tries; loosen clearance={clearance} or path_gap={path_gap}")
+    raise ValueError(f"no feasible layout in max_tries={max_tries} tries; loosen clearance={clearance}, "
+                     f"path_gap={path_gap} or min_distance={min_distance}")
 
 
-class PointRobotEnv:
-    """The true plant on a random obstacle layout, integrated with RK4 at ``dt``.
+def _obstacle_counts(n_obstacles: tuple[int, int]) -> tuple[int, int]:
+    """``n_obstacles`` as ``(lo, hi)`` integers with ``1 <= lo <= hi``."""
+    values = check_sequence(n_obstacles, "n_obstacles", item=lambda v, n: check_scalar(v, n, "int"))
+    if len(values) != 2 or not 1 <= values[0] <= values[1]:
+        raise ValueError(f"n_obstacles must be (lo, hi) with 1 <= lo <= hi, got {n_obstacles}")
+    return values[0], values[1]
 
-    ``reset()`` samples a layout (or takes one) and returns the true state; ``step(u)`` clips
-    ``u`` to the box, draws the disturbance ``|w| <= delta_w`` and returns the next true state.
+
+class PointRobotEnv(gymnasium.Env):
+    """The true plant on a random obstacle layout, integrated with RK4 at ``dt``, as a ``gymnasium.Env``.
+
+    Observations are the true state ``(px, py, vx, vy)``; actions are forces ``(2,)`` in the box
+    ``|u|_inf <= params.u_max`` (larger actions are clipped).  ``reset(seed=..., options=...)``
+    samples a layout with :func:`random_layout` (``options={"layout": layout}`` takes one) and
+    returns ``(state, info)``; ``step(action)`` draws the disturbance ``|w| <= delta_w`` and
+    returns ``(state, reward, terminated, truncated, info)`` with reward ``-|p - goal|`` (per
+    step), ``terminated`` once the robot is within ``goal_tol`` of the goal or hits an obstacle,
+    ``truncated`` always False (wrap in ``gymnasium.wrappers.TimeLimit`` for a horizon), and
+    ``info`` holding ``clearance``, ``safe``, ``collision`` and ``goal_reached``.
+    ``seed`` seeds the layouts and disturbances until ``reset`` is given a seed of its own.
     """
 
+    metadata = {"render_modes": []}
+
     def __init__(self, n_obstacles: tuple[int, int] = (3, 6), workspace: float = 2.0, dt: float = 0.02,
-                 params: PlantParams = PlantParams(), r_safe: float = 0.05,
+                 params: PlantParams = PlantParams(), r_safe: float = 0.05, goal_tol: float = 0.05,
                  seed: Seed = None) -> None:
         self.dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
-        self.workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
-        self.n_obstacles, self.params = n_obstacles, params
+        self.workspace = check_scalar(workspace, "workspace", "real", min=0.4, inclusive="neither")  # as random_layout
+        self.n_obstacles = _obstacle_counts(n_obstacles)
+        self.params = check_instance(params, "params", PlantParams)
         self.r_safe = check_scalar(r_safe, "r_safe", "real", min=0.0)
-        self.rng = as_generator(seed)
+        self.goal_tol = check_scalar(goal_tol, "goal_tol", "real", min=0.0, inclusive="neither")
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float64)
+        u_max = self.params.u_max
+        self.action_space = gymnasium.spaces.Box(-u_max, u_max, shape=(2,), dtype=np.float64)
+        self.render_mode = None
+        self.np_random = as_generator(seed)
         self.layout: Layout | None = None
         self.x = np.zeros(4)
 
-    def reset(self, layout: Layout | None = None) -> np.ndarray:
-        self.layout = layout if layout is not None else random_layout(self.rng, self.n_obstacles, self.workspace)
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """A new task, ``(state, info)``; ``seed`` (int >= 0) reseeds, ``options={"layout": Layout}`` fixes it."""
+        if seed is not None:
+            super().reset(seed=check_scalar(seed, "seed", "int", min=0))
+        options = {} if options is None else check_instance(options, "options", dict)
+        unknown = set(options) - {"layout"}
+        if unknown:
+            raise ValueError(f"options must only hold 'layout', got {sorted(unknown)}")
+        layout = options.get("layout")
+        if layout is None:
+            layout = random_layout(self.np_random, self.n_obstacles, self.workspace)
+        self.layout = check_instance(layout, "options['layout']", Layout)
         self.x = self.layout.start.copy()
-        return self.x.copy()
+        return self.x.copy(), {}
 
     def true_dynamics(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The true vector field ``f(x, u)`` (no disturbance) at states ``(..., 4)`` and controls ``(..., 2)``."""
+        x = check_array(x, "x", dtype=float)
+        u = check_array(u, "u", dtype=float)
+        if x.ndim == 0 or x.shape[-1] != 4 or u.shape != x.shape[:-1] + (2,):
+            raise ValueError(f"x must have shape (..., 4) and u the matching (..., 2), got {x.shape} and {u.shape}")
         return point_robot_dynamics(x, u, self.params)
 
-    def step(self, u: np.ndarray) -> np.ndarray:
-        if self.layout is None:
-            raise RuntimeError("call reset() before step()")
-        u = np.clip(np.asarray(u, float), -self.params.u_max, self.params.u_max)
-        w = self.params.delta_w * _unit_ball(self.rng, (), "ball")
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Apply ``action`` (clipped to the box) for ``dt``: ``(state, reward, terminated, truncated, info)``."""
+        self._check_reset()
+        u = check_array(action, "action", ndim=1, dtype=float, shape=(2,))
+        u = np.clip(u, -self.params.u_max, self.params.u_max)
+        w = self.params.delta_w * _unit_ball(self.np_random, (), "ball")
         self.x = rk4_step(lambda z: point_robot_dynamics(z, u, self.params, w), self.x, self.dt)
-        return self.x.copy()
+        distance = float(np.linalg.norm(self.x[:2] - self.layout.goal))
+        clearance = self.clearance()
+        info = {"clearance": clearance, "safe": clearance >= self.r_safe, "collision": clearance < 0.0,
+                "goal_reached": distance <= self.goal_tol}
+        return self.x.copy(), -distance, bool(info["collision"] or info["goal_reached"]), False, info
+
+    def _check_reset(self) -> None:
+        if self.layout is None:
+            raise gymnasium.error.ResetNeeded("call reset() before using the environment")
+
+    def _position(self, p: np.ndarray | None) -> np.ndarray:
+        self._check_reset()
+        return self.x[:2] if p is None else check_array(p, "p", ndim=1, dtype=float, shape=(2,))
 
     def clearance(self, p: np.ndarray | None = None) -> float:
         """Distance from ``p`` (default: the robot) to the nearest obstacle surface."""
-        p = self.x[:2] if p is None else np.asarray(p, float)
+        p = self._position(p)
         return float(np.min(np.linalg.norm(p - self.layout.obstacles, axis=-1) - self.layout.radii))
 
     def in_safe_set(self, p: np.ndarray | None = None) -> bool:
@@ -280,36 +360,43 @@ class LocalSensorModel:
         self.sensors = check_array(sensor_positions, "sensor_positions", shape=(None, 2), dtype=float, min_len=1)
 
     def rescaled(self, factor: float) -> LocalSensorModel:
-        """The same sensors with every noise bound multiplied by ``factor``."""
+        """The same sensors with every noise bound multiplied by ``factor`` (> 0)."""
+        factor = check_scalar(factor, "factor", "real", min=0.0, inclusive="neither")
         return LocalSensorModel(self.sensors, self.delta0, self.kappa, self.noise, self.scale * factor,
                                 self.correlation_time)
 
     def radius(self, p: np.ndarray) -> np.ndarray:
         """Fibre radius ``delta_v(p)`` for positions ``(..., 2)``."""
-        d = np.linalg.norm(np.asarray(p, float)[..., None, :] - self.sensors, axis=-1).min(axis=-1)
+        d = np.linalg.norm(_points(p, "p", 2)[..., None, :] - self.sensors, axis=-1).min(axis=-1)
         return self.scale * (self.delta0 + self.kappa * d)
 
     def max_radius(self, workspace: float = 2.0, n: int = 201) -> float:
-        """Largest fibre radius over the square ``[0, workspace]^2`` (the worst-case robust CBF's margin)."""
+        """Largest fibre radius over the square ``[0, workspace]^2`` on an ``n x n`` grid (the worst-case margin)."""
+        workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
+        n = check_scalar(n, "n", "int", min=1)
         g = np.linspace(0.0, workspace, n)
         return float(self.radius(np.stack(np.meshgrid(g, g), axis=-1)).max())
 
     def state_sigma(self, y: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
         """Per-component noise bound ``(delta, delta, 2 delta, 2 delta)`` at states ``(..., 4)``, floored at delta0."""
         if isinstance(y, torch.Tensor):
+            _points(y.detach().cpu().numpy(), "y", 4)
             d = torch.as_tensor(self.radius(y[..., :2].detach().cpu().numpy()), dtype=y.dtype, device=y.device)
             d = d.clamp_min(self.scale * self.delta0)
             return torch.stack([d, d, 2 * d, 2 * d], dim=-1)
-        d = np.maximum(self.radius(np.asarray(y)[..., :2]), self.scale * self.delta0)
+        d = np.maximum(self.radius(_points(y, "y", 4)[..., :2]), self.scale * self.delta0)
         return np.stack([d, d, 2 * d, 2 * d], axis=-1)
 
     def unit_noise(self, seed: Seed, shape: tuple[int, ...]) -> np.ndarray:
-        """Unscaled noise ``(*shape, 4)`` in the unit balls; ``apply`` scales it by the fibre radius."""
+        """Unscaled noise ``(*shape, 4)`` in the unit balls (``shape`` a tuple of sizes >= 0, ``()`` for one draw)."""
+        shape = tuple(check_sequence(shape, "shape", item=lambda v, n: check_scalar(v, n, "int", min=0)))
         rng = as_generator(seed)
         return np.concatenate([_unit_ball(rng, shape, self.noise), _unit_ball(rng, shape, self.noise)], axis=-1)
 
     def next_unit_noise(self, z: np.ndarray, seed: Seed, dt: float) -> np.ndarray:
         """The unit noise ``dt`` later: fresh draws if white, else ``rho z + sqrt(1 - rho^2) fresh`` on the ball."""
+        z = _points(z, "z", 4)
+        dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
         fresh = self.unit_noise(seed, z.shape[:-1])
         if self.correlation_time == 0.0:
             return fresh
@@ -319,19 +406,22 @@ class LocalSensorModel:
         return mixed.reshape(z.shape)
 
     def apply(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
-        """The measurement ``y = x + (delta_v z_p, 2 delta_v z_v)`` for unit noise ``z`` from ``unit_noise``."""
+        """The measurement ``y = x + (delta_v z_p, 2 delta_v z_v)`` for unit noise ``z`` (shape of ``x``)."""
+        x, z = _points(x, "x", 4), _points(z, "z", 4)
+        if z.shape != x.shape:
+            raise ValueError(f"x and z must have the same shape, got {x.shape} and {z.shape}")
         d = self.radius(x[..., :2])[..., None]
         return x + np.concatenate([d * z[..., :2], 2 * d * z[..., 2:]], axis=-1)
 
     def measure_state(self, x: np.ndarray, seed: Seed = None) -> np.ndarray:
         """A noisy state ``y_x`` on the fibre over ``x`` (shape of ``x``, last axis 4)."""
-        x = check_array(x, "x", dtype=float)
+        x = _points(x, "x", 4)
         return self.apply(x, self.unit_noise(seed, x.shape[:-1]))
 
     def measure_obstacles(self, x: np.ndarray, obstacles: np.ndarray, seed: Seed = None) -> np.ndarray:
         """Relative obstacle measurements ``y_i = (p - o_i) + v_i`` with ``|v_i| <= delta_v(p)``, shape ``(n, 2)``."""
-        p = check_array(x, "x", dtype=float)[:2]
-        rel = p - check_array(obstacles, "obstacles", dtype=float).reshape(-1, 2)
+        p = check_array(x, "x", dtype=float, shape=(4,))[:2]
+        rel = p - check_array(obstacles, "obstacles", dtype=float, shape=(None, 2), min_len=1)
         return rel + self.radius(p) * _unit_ball(as_generator(seed), (rel.shape[0],), self.noise)
 
 
@@ -346,6 +436,13 @@ def solve_qp_2d(u_nom: np.ndarray, A: np.ndarray, c: np.ndarray, tol: float = 1e
     on one constraint line, or a vertex of two; we evaluate all of them and keep the cheapest
     feasible one.  Returns ``u (B, 2)`` and ``feasible (B,)`` (``u = u_nom`` where infeasible).
     """
+    u_nom = check_array(u_nom, "u_nom", dtype=float, shape=(None, 2), min_len=1)
+    A = check_array(A, "A", dtype=float, shape=(None, None, 2))
+    c = check_array(c, "c", dtype=float, ndim=2)
+    tol = check_scalar(tol, "tol", "real", min=0.0)
+    if A.shape[0] != u_nom.shape[0] or c.shape != A.shape[:2]:
+        raise ValueError(f"u_nom (B, 2), A (B, m, 2) and c (B, m) must agree, got shapes {u_nom.shape}, {A.shape} "
+                         f"and {c.shape}")
     B, m, _ = A.shape
     norm2 = np.einsum("bmi,bmi->bm", A, A)
     ok = norm2 > 1e-12
@@ -406,10 +503,11 @@ class MeasurementAwareCBF:
             raise ValueError(f"radii must be >= 0, got min {self.radii.min():g}")
         if self.obstacles.shape[-1] != 2:
             raise ValueError(f"obstacles must have shape (n, 2) or (B, n, 2), got {self.obstacles.shape}")
-        if self.radii.shape != self.obstacles.shape[:-1]:
-            raise ValueError(f"radii must have shape {self.obstacles.shape[:-1]}, got {self.radii.shape}")
         if self.obstacles.shape[-2] == 0:
-            raise ValueError("at least one obstacle is needed")
+            raise ValueError(f"obstacles must hold at least one obstacle, got shape {self.obstacles.shape}")
+        if self.radii.shape != self.obstacles.shape[:-1]:
+            raise ValueError(f"radii must have one entry per obstacle in obstacles, shape {self.obstacles.shape[:-1]}, "
+                             f"got {self.radii.shape}")
         self.mode = check_choice(mode, "mode", ("adaptive", "blind", "worst_case"))
         if mode == "worst_case" and worst_case_delta is None:
             raise ValueError("mode='worst_case' needs worst_case_delta >= 0 (e.g. LocalSensorModel.max_radius())")
@@ -465,7 +563,8 @@ class MeasurementAwareCBF:
         return np.linalg.norm(gp, axis=-1) + 2 * np.linalg.norm(gv, axis=-1)
 
     def effective_delta(self, delta_v: np.ndarray | float, n: int) -> np.ndarray:
-        """The fibre radius the mode uses: local (adaptive), 0 (blind) or the global worst case."""
+        """The fibre radius for ``n`` (>= 1) states: local (adaptive), 0 (blind) or the global worst case."""
+        n = check_scalar(n, "n", "int", min=1)
         if self.mode == "blind":
             return np.zeros(n)
         if self.mode == "worst_case":
@@ -494,8 +593,12 @@ class MeasurementAwareCBF:
         Returns ``u`` and ``info`` with ``infeasible (B,)``, ``active (B,)`` and ``barrier (B, k)``.
         """
         u_max = check_scalar(u_max, "u_max", "real", min=0.0, inclusive="neither")
+        check_callable(f_hat, "f_hat")
         single = np.ndim(x_hat) == 1
-        x2 = np.atleast_2d(check_array(x_hat, "x_hat", dtype=float))
+        x2 = np.atleast_2d(check_array(x_hat, "x_hat", ndim=(1, 2), dtype=float))
+        if np.ndim(u_nom) != np.ndim(x_hat):
+            raise ValueError(f"x_hat and u_nom must both be one state (4,), (2,) or a batch (B, 4), (B, 2), "
+                             f"got shapes {np.shape(x_hat)} and {np.shape(u_nom)}")
         un = np.atleast_2d(check_array(u_nom, "u_nom", dtype=float))
         if x2.shape[1] != 4 or un.shape != (len(x2), 2):
             raise ValueError(f"x_hat must be (B, 4) and u_nom (B, 2), got {x2.shape} and {un.shape}")
@@ -545,17 +648,29 @@ class BundleObserver:
                  ) -> None:
         self.k0 = check_scalar(k0, "k0", "real", min=0.0, inclusive="neither")
         self.mode = check_choice(mode, "mode", ("connection", "raw"))
-        self.f_hat, self.sensor = f_hat, sensor_model
+        self.f_hat = check_callable(f_hat, "f_hat")
+        self.sensor = check_instance(sensor_model, "sensor_model", LocalSensorModel)
 
     def gain(self, x_hat: np.ndarray) -> np.ndarray:
-        """Scalar gain ``K(x_hat)`` per state, ``(B,)``."""
+        """Scalar gain ``K(x_hat)`` per state ``(..., 4)``, shape ``(...)``."""
+        x_hat = _points(x_hat, "x_hat", 4)
         return self.k0 * self.sensor.scale * self.sensor.delta0 / self.sensor.radius(x_hat[..., :2])
 
     def update(self, x_hat: np.ndarray, y: np.ndarray, u: np.ndarray, dt: float,
                parts: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """The estimate one step later; ``parts = f_hat(x_hat)`` may be passed to save a model call."""
+        """The estimate one step later from ``x_hat`` (4,) or (B, 4), the measurement ``y`` (its shape) and
+        the control ``u`` ((2,) or (B, 2)); ``parts = f_hat(x_hat)`` may be passed to save a model call."""
+        x_hat = _points(x_hat, "x_hat", 4, ndim=(1, 2))
+        y = _points(y, "y", 4)
+        u = _points(u, "u", 2)
+        if y.shape != x_hat.shape or u.shape != x_hat.shape[:-1] + (2,):
+            raise ValueError(f"y must have the shape of x_hat {x_hat.shape} and u the shape "
+                             f"{x_hat.shape[:-1] + (2,)}, got {y.shape} and {u.shape}")
+        dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
         if self.mode == "raw":
             return np.array(y, float)
+        if parts is not None and not (isinstance(parts, tuple) and len(parts) == 2):
+            raise TypeError(f"parts must be None or the pair (f0, G) returned by f_hat, got {type(parts).__name__}")
         f0, G = self.f_hat(x_hat) if parts is None else parts
         xdot = f0 + np.einsum("...ij,...j->...i", G, u)
         return x_hat + dt * (xdot + self.gain(x_hat)[..., None] * (y - x_hat))
@@ -568,7 +683,7 @@ def _mlp(sizes: Sequence[int], generator: torch.Generator) -> nn.Sequential:
     """ReLU MLP with PyTorch's default initialisation, except a zero output layer (the field starts simple)."""
     layers: list[nn.Module] = []
     for i, (a, b) in enumerate(itertools.pairwise(sizes)):
-        lin = nn.Linear(a, b)
+        lin = nn.utils.skip_init(nn.Linear, a, b)  # initialised below with ``generator``, not the global RNG
         if i == len(sizes) - 2:
             nn.init.zeros_(lin.weight)
             nn.init.zeros_(lin.bias)
@@ -596,6 +711,10 @@ class NeuralODEDynamics(nn.Module):
                  structured: bool = True, drag_inputs: str = "state", mass_init: float = 1.0,
                  seed: Seed | torch.Generator = 0) -> None:
         super().__init__()
+        state_dim = check_scalar(state_dim, "state_dim", "int", min=1)
+        ctrl_dim = check_scalar(ctrl_dim, "ctrl_dim", "int", min=1)
+        hidden = check_sequence(hidden, "hidden", item=lambda v, n: check_scalar(v, n, "int", min=1))
+        structured = check_bool(structured, "structured")
         mass_init = check_scalar(mass_init, "mass_init", "real", min=0.0, inclusive="neither")
         check_choice(drag_inputs, "drag_inputs", ("state", "velocity"))
         if structured and state_dim != 2 * ctrl_dim:
@@ -617,8 +736,13 @@ class NeuralODEDynamics(nn.Module):
         return self.mass_init * torch.exp(self.log_mass_scale)
 
     def forward(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        if x.shape[-1] != self.state_dim or u.shape[-1] != self.ctrl_dim:
-            raise ValueError(f"x must end in {self.state_dim} and u in {self.ctrl_dim}, got {x.shape}, {u.shape}")
+        """``f_theta(x, u)`` for states ``x`` (..., state_dim) and controls ``u`` (..., ctrl_dim)."""
+        x, u = check_tensor(x, "x", floating=True), check_tensor(u, "u", floating=True)
+        if x.ndim == 0 or x.shape[-1] != self.state_dim or x.numel() == 0:
+            raise ValueError(f"x must be a non-empty tensor of shape (..., {self.state_dim}), got {tuple(x.shape)}")
+        if u.shape[:-1] != x.shape[:-1] or u.shape[-1:] != (self.ctrl_dim,):
+            raise ValueError(f"u must have shape {tuple(x.shape[:-1]) + (self.ctrl_dim,)} to match x, "
+                             f"got {tuple(u.shape)}")
         if not self.structured:
             return self.net(torch.cat([x, u], dim=-1))
         v = x[..., self.ctrl_dim:]
@@ -626,10 +750,14 @@ class NeuralODEDynamics(nn.Module):
         return torch.cat([v, (u - drag) / self.mass], dim=-1)
 
     def affine(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Control-affine parts ``(f0(x), G(x))`` at NumPy states ``(B, 4)`` (exact if structured, else secants)."""
+        """Control-affine parts ``(f0(x), G(x))`` at NumPy states ``(B, 4)`` (exact if structured, else secants).
+
+        A forward pass: non-finite states give non-finite parts (the closed loop aborts such episodes).
+        """
+        x = _points(x, "x", self.state_dim, ndim=(1, 2), finite=False)
         p = next(self.parameters())
         with torch.no_grad():
-            xt = torch.as_tensor(np.asarray(x), dtype=p.dtype, device=p.device)
+            xt = torch.as_tensor(x, dtype=p.dtype, device=p.device)
             zero = xt.new_zeros(xt.shape[:-1] + (self.ctrl_dim,))
             f0 = self(xt, zero)
             if self.structured:
@@ -656,8 +784,17 @@ class _StepUnitODE(nn.Module):
 def shoot(model: NeuralODEDynamics, x0: torch.Tensor, controls: torch.Tensor, dt: float) -> torch.Tensor:
     """Integrate the model from ``x0 (B, 4)`` under held controls ``(H, B, 2)`` with torchdiffeq's RK4; ``(H+1, B, 4)``.
 
+    ``model`` is any callable ``f(x, u)`` (a :class:`NeuralODEDynamics`, a torch module of the true plant).
+
     Time is measured in control steps so that ``perturb=True`` evaluates step ``k`` with ``u_k`` only.
     """
+    check_callable(model, "model")
+    x0 = check_tensor(x0, "x0", floating=True, ndim=2)
+    controls = check_tensor(controls, "controls", floating=True, ndim=3)
+    if x0.numel() == 0 or controls.numel() == 0 or controls.shape[1] != x0.shape[0]:
+        raise ValueError(f"x0 (B, d) and controls (H, B, m) must be non-empty with the same B, got shapes "
+                         f"{tuple(x0.shape)} and {tuple(controls.shape)}")
+    dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
     H = controls.shape[0]
     tau = torch.arange(H + 1, dtype=x0.dtype, device=x0.device)
     return odeint(_StepUnitODE(model, controls, dt), x0, tau, method="rk4",
@@ -702,8 +839,17 @@ def fit_neural_ode(model: NeuralODEDynamics, trajs_y: np.ndarray, controls: np.n
     initial state a free parameter, started at and fitted to its measurement like the other points.
     ``seed`` drives the batch order.
     """
+    check_instance(model, "model", nn.Module, "a torch module f(x, u) such as NeuralODEDynamics")
     trajs_y, controls, dt, horizon = _check_trajectories(trajs_y, controls, dt, horizon)
+    check_callable(sigma_fn, "sigma_fn")
+    weighting, cosine = check_bool(weighting, "weighting"), check_bool(cosine, "cosine")
     steps = check_scalar(steps, "steps", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    if batch_size is not None:
+        batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    if stride is not None:
+        stride = check_scalar(stride, "stride", "int", min=1)
+    sigma_floor = check_scalar(sigma_floor, "sigma_floor", "real", min=0.0, inclusive="neither")
     check_choice(initial, "initial", ("measured", "learned"))
     p = next(model.parameters())
     ys, us = _segments(trajs_y, controls, horizon, stride or horizon)
@@ -756,7 +902,10 @@ def shooting_error_quantile(model: NeuralODEDynamics, trajs_x: np.ndarray, contr
 def vector_field_error(model: NeuralODEDynamics, x: np.ndarray, u: np.ndarray,
                        params: PlantParams = PlantParams()) -> float:
     """Relative error ``sqrt(sum |f_hat - f|^2 / sum |f|^2)`` of the learned field on clean points ``(x, u)``."""
-    x, u = check_array(x, "x", dtype=float), check_array(u, "u", dtype=float)
+    check_instance(model, "model", nn.Module, "a torch module f(x, u) such as NeuralODEDynamics")
+    check_instance(params, "params", PlantParams)
+    x, u = _points(x, "x", 4, ndim=2), _points(u, "u", 2, ndim=2)
+    check_consistent_length(x, u, names=("x", "u"))
     p = next(model.parameters())
     with torch.no_grad():
         f_hat = model(torch.as_tensor(x, dtype=p.dtype), torch.as_tensor(u, dtype=p.dtype)).numpy()
@@ -777,7 +926,11 @@ def exploration_data(n_traj: int = 40, duration: float = 2.0, dt: float = 0.02, 
     true states ``(N, T+1, 4)``, the measured states ``(N, T+1, 4)`` and the controls ``(N, T, 2)``.
     """
     rng = as_generator(seed)
-    sensor = sensor or LocalSensorModel()
+    sensor = LocalSensorModel() if sensor is None else check_instance(sensor, "sensor", LocalSensorModel)
+    check_instance(params, "params", PlantParams)
+    workspace = check_scalar(workspace, "workspace", "real", min=0.0, inclusive="neither")
+    v0 = check_scalar(v0, "v0", "real", min=0.0)
+    freq = _pair(freq, "freq", 0.0, strict=False)
     n_traj = check_scalar(n_traj, "n_traj", "int", min=1)
     dt = check_scalar(dt, "dt", "real", min=0.0, inclusive="neither")
     duration = check_scalar(duration, "duration", "real", min=dt)
@@ -823,6 +976,19 @@ class EpisodeConfig:
     observer: dict[str, str] = field(default_factory=lambda: {"mcbf": "connection", "blind": "raw",
                                                                 "worst_case": "connection", "none": "connection"})
 
+    def __post_init__(self) -> None:
+        for name in ("dt", "horizon_s", "goal_tol", "k1", "alpha", "k0", "workspace"):
+            check_scalar(getattr(self, name), name, "real", min=0.0, inclusive="neither")
+        for name in ("kp", "kd", "r_safe", "model_err"):
+            check_scalar(getattr(self, name), name, "real", min=0.0)
+        check_scalar(self.k_nearest, "k_nearest", "int", min=1)
+        check_instance(self.observer, "observer", dict, "a dict method -> 'connection' or 'raw'")
+        missing = set(METHODS) - set(self.observer)
+        if missing:
+            raise ValueError(f"observer must give a mode for every method {METHODS}, missing {sorted(missing)}")
+        for method, mode in self.observer.items():
+            check_choice(mode, f"observer[{method!r}]", ("connection", "raw"))
+
 
 def _stack_layouts(layouts: Sequence[Layout]) -> tuple[np.ndarray, np.ndarray]:
     n = max(len(lay.radii) for lay in layouts)
@@ -845,12 +1011,17 @@ def rollout(layouts: Sequence[Layout], f_hat: Affine, groups: Sequence[tuple[str
     (see ``summarize``) with per-episode arrays; ``record=True`` adds the true positions
     ``"trajectory" (steps + 1, E, 2)``.
     """
-    check_sequence(layouts, "layouts", min_len=1)
-    for i, (method, scale) in enumerate(groups):
-        check_choice(method, f"groups[{i}] method", METHODS)
-        check_scalar(scale, f"groups[{i}] noise scale", "real", min=0.0, inclusive="neither")
-    cfg = config or EpisodeConfig()
-    base = sensor or LocalSensorModel()
+    check_sequence(layouts, "layouts", min_len=1, item=lambda v, n: check_instance(v, n, Layout))
+    check_callable(f_hat, "f_hat")
+    for i, group in enumerate(check_sequence(groups, "groups", min_len=1)):
+        if not isinstance(group, (tuple, list)) or len(group) != 2:
+            raise TypeError(f"groups[{i}] must be a pair (method, noise_scale), got {group!r}")
+        check_choice(group[0], f"groups[{i}] method", METHODS)
+        check_scalar(group[1], f"groups[{i}] noise_scale", "real", min=0.0, inclusive="neither")
+    check_instance(params, "params", PlantParams)
+    record = check_bool(record, "record")
+    cfg = EpisodeConfig() if config is None else check_instance(config, "config", EpisodeConfig)
+    base = LocalSensorModel() if sensor is None else check_instance(sensor, "sensor", LocalSensorModel)
     E, Gn = len(layouts), len(groups)
     obs, rad = _stack_layouts(layouts)
     sensors = [base.rescaled(s) for _, s in groups]
@@ -968,6 +1139,9 @@ def run_episodes(f_hat: Affine, method: str = "mcbf", n_episodes: int = 30, nois
                  config: EpisodeConfig | None = None) -> dict:
     """Closed-loop metrics of one method on ``n_episodes`` random layouts (``SR, CSR, PL, ACM, min_clearance``)."""
     n_episodes = check_scalar(n_episodes, "n_episodes", "int", min=1)
+    check_choice(method, "method", METHODS)
+    check_scalar(noise_scale, "noise_scale", "real", min=0.0, inclusive="neither")
+    check_callable(f_hat, "f_hat")
     rng = as_generator(seed)
     layouts = [random_layout(rng) for _ in range(n_episodes)]
     return rollout(layouts, f_hat, [(method, noise_scale)], sensor, params, config, seed)[0]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from icml25.utils.validation import check_bool, check_instance, check_scalar
+from icml25.utils.validation import check_bool, check_callable, check_instance, check_scalar, check_tensor
 
 QuadCost = namedtuple("QuadCost", ["C", "c"])
 QuadCost.__doc__ = "Quadratic cost ``sum_t 1/2 tau_t' C_t tau_t + c_t' tau_t`` (mpc.pytorch's ``QuadCost``)."
@@ -107,15 +107,18 @@ def check_control_pd(C: Tensor, n: int) -> None:
         )
 
 
-def expand_bounds(bound: float | Tensor | None, T: int, B: int, m: int, like: Tensor) -> Tensor | None:
+def expand_bounds(bound: float | Tensor | None, T: int, B: int, m: int, like: Tensor,
+                  name: str = "bound") -> Tensor | None:
     """Broadcast a control bound (a float, ``[m]``, ``[T, m]`` or ``[T, B, m]``) to ``[T, B, m]``; None stays None."""
     if bound is None:
         return None
+    if not isinstance(bound, Tensor):
+        check_scalar(bound, name, "real", allow_inf=True)
     b = torch.as_tensor(bound, dtype=like.dtype, device=like.device)
     try:
         return b.expand(T, B, m) if b.dim() != 2 else b.unsqueeze(1).expand(T, B, m)
     except RuntimeError as exc:
-        raise ValueError(f"control bounds must be a float or broadcast to [{T},{B},{m}], got {tuple(b.shape)}") from exc
+        raise ValueError(f"{name} must be a float or broadcast to [{T},{B},{m}], got {tuple(b.shape)}") from exc
 
 
 # --------------------------------------------------------------------------- Riccati recursions
@@ -427,12 +430,29 @@ def ilqr_solve(
     ``quadratize(tau)`` the cost's ``(C, c)`` and ``total_cost(tau)`` its value [B].  Each iteration
     solves the LQR subproblem in delta space, rolls out ``u = u_k + K dx + alpha k`` on the true
     dynamics with a per-example backtracking line search on ``alpha``, and stops when the full-step
-    control change ``||du||`` of every example is below ``eps``.
+    control change ``||du||`` of every example is below ``eps``.  ``x_init`` is [B, n], ``u_init`` and the
+    optional bounds [T, B, m], all finite (bounds may be +-inf).
     """
+    x_init = check_tensor(x_init, "x_init", ndim=2, floating=True, finite=True)
+    u_init = check_tensor(u_init, "u_init", ndim=3, floating=True, finite=True)
+    if x_init.numel() == 0 or u_init.numel() == 0 or u_init.shape[1] != x_init.shape[0]:
+        raise ValueError(f"x_init [B, n] and u_init [T, B, m] must be non-empty with the same B, got shapes "
+                         f"{tuple(x_init.shape)} and {tuple(u_init.shape)}")
+    for name, fn in (("step", step), ("linearize", linearize), ("quadratize", quadratize),
+                     ("total_cost", total_cost)):
+        check_callable(fn, name)
     if (u_lower is None) != (u_upper is None):
         raise ValueError("give both u_lower and u_upper, or neither")
     if u_lower is not None:
+        check_tensor(u_lower, "u_lower", shape=tuple(u_init.shape), floating=True)
+        check_tensor(u_upper, "u_upper", shape=tuple(u_init.shape), floating=True)
         _check_bounds(u_lower, u_upper, "u_lower", "u_upper")
+    max_iter = check_scalar(max_iter, "max_iter", "int", min=1)
+    max_linesearch_iter = check_scalar(max_linesearch_iter, "max_linesearch_iter", "int", min=1)
+    eps = check_scalar(eps, "eps", "real", min=0.0)
+    linesearch_decay = check_scalar(linesearch_decay, "linesearch_decay", "real", min=0.0, max=1.0,
+                                    inclusive="neither")
+    keep_iterates = check_bool(keep_iterates, "keep_iterates")
     n = x_init.shape[-1]
     with torch.no_grad():
         x, u = _rollout(step, x_init, u_init, lo=u_lower, hi=u_upper)
@@ -508,6 +528,9 @@ def lqr_solve(
     if C.dim() not in (3, 4):
         raise ValueError("C must be 3-D [T,N,N] or 4-D [T,B,N,N] so that the horizon T is known")
     T = C.shape[0]
+    if B == 0 or n == 0 or T == 0:
+        raise ValueError(f"x_init [batch, n_state] and C [T, ...] must be non-empty, got shapes "
+                         f"{tuple(x_init.shape)} and {tuple(C.shape)}")
     if n_sc <= n:
         raise ValueError(f"C is {n_sc}x{n_sc} but must be (n_state+n_ctrl) square with n_state={n} and n_ctrl >= 1")
     C, c = expand_cost(C, c, T, B, n_sc)
@@ -518,8 +541,8 @@ def lqr_solve(
         if not bool(torch.isfinite(tensor.detach()).all()):
             raise ValueError(f"{name} must contain only finite values, got NaN or inf")
     check_control_pd(C, n)
-    lo = expand_bounds(u_lower, T, B, n_sc - n, x_init)
-    hi = expand_bounds(u_upper, T, B, n_sc - n, x_init)
+    lo = expand_bounds(u_lower, T, B, n_sc - n, x_init, "u_lower")
+    hi = expand_bounds(u_upper, T, B, n_sc - n, x_init, "u_upper")
     if (lo is None) != (hi is None):
         raise ValueError("give both u_lower and u_upper, or neither")
     if lo is None:

@@ -28,9 +28,11 @@ PyTorch with the same blocks:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,7 +40,7 @@ from scipy.optimize import linear_sum_assignment
 from torch import nn
 
 from icml25.utils.random import Seed, seeded, torch_generator
-from icml25.utils.validation import check_array, check_bool, check_choice, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_choice, check_scalar, check_sequence, check_tensor
 
 __all__ = [
     "ISSM",
@@ -53,6 +55,35 @@ __all__ = [
 
 _LOG_2PI = math.log(2.0 * math.pi)
 ArrayLike = np.ndarray | torch.Tensor
+
+
+def _init_rng(seed: Seed | None) -> contextlib.AbstractContextManager:
+    """Where parameters are initialised: a forked RNG seeded from ``seed``, or torch's global RNG (``None``)."""
+    return contextlib.nullcontext() if seed is None else seeded(seed)
+
+
+def _batch(x: Any, name: str, last: int, *, ndim: int | None = None, finite: bool = False,
+           like: torch.Tensor | None = None) -> torch.Tensor:
+    """``x`` as a non-empty floating tensor of shape ``(..., last)`` (``ndim`` axes if given).
+
+    A tensor is taken as is; an array-like is converted to the dtype and device of ``like``.
+    """
+    if not isinstance(x, torch.Tensor):
+        if like is None:
+            x = check_tensor(x, name)
+        x = torch.as_tensor(check_array(x, name, dtype=float, finite=False), dtype=like.dtype, device=like.device)
+    x = check_tensor(x, name, ndim=ndim, floating=True, finite=finite)
+    if x.ndim == 0 or x.shape[-1] != last or x.numel() == 0:
+        lead = "..., " if ndim is None else "K, T, " if ndim == 3 else "B, "
+        raise ValueError(f"{name} must be a non-empty tensor of shape ({lead}{last}), got shape {tuple(x.shape)}")
+    return x
+
+
+def _same_lead(a: torch.Tensor, b: torch.Tensor, names: tuple[str, str]) -> None:
+    """``a`` and ``b`` must agree on every axis but the last."""
+    if a.shape[:-1] != b.shape[:-1]:
+        raise ValueError(f"{names[0]} and {names[1]} must agree on every axis but the last, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
 
 
 def _gaussian_tril_log_prob(r: torch.Tensor, L: torch.Tensor) -> torch.Tensor:
@@ -76,7 +107,8 @@ class InterventionalLDS(nn.Module):
     A learned ``B`` gets the Laplace prior ``log p(B) = -sum |B_ij| / B_sparsity``.
     The process noise is ``L L^T`` with ``L = noise_scale I`` (default ``dt I``), learned as a
     full lower-triangular ``L`` when ``learn_noise``; the initial state is ``N(0, (init_scale I)^2)``.
-    ``A`` is initialised from ``N(0, 1)`` (torch's global generator; ``ISSM`` seeds it).
+    ``A`` is initialised from ``N(0, 1)``: from ``seed`` (torch's global generator left as it was), or
+    from torch's global generator when ``seed`` is None (``ISSM`` seeds it that way).
     """
 
     def __init__(
@@ -92,12 +124,14 @@ class InterventionalLDS(nn.Module):
         learn_noise: bool = False,
         noise_scale: float | None = None,
         init_scale: float | None = None,
+        seed: Seed | None = None,
     ) -> None:
         super().__init__()
         self.D, self.M = check_scalar(D, "D", "int", min=1), check_scalar(M, "M", "int", min=1)
         self.dt = check_scalar(dt, "dt", "real", min=0.0, max=1.0, inclusive="neither")
-        self.interventional = bool(interventional)
-        self.learn_B = bool(learn_B)
+        self.interventional = check_bool(interventional, "interventional")
+        self.learn_B = check_bool(learn_B, "learn_B")
+        learn_noise = check_bool(learn_noise, "learn_noise")
         self.B_sparsity = check_scalar(B_sparsity, "B_sparsity", "real", min=0.0, inclusive="neither")
         self.B_tol = check_scalar(B_tol, "B_tol", "real", min=0.0)
         if B is None:
@@ -116,7 +150,8 @@ class InterventionalLDS(nn.Module):
                 dead = torch.nonzero((B == 0).all(0)).flatten().tolist()
                 raise ValueError(f"columns {dead} of B are zero: those input channels would stimulate no latent")
             self.register_buffer("B", B)
-        self.A = nn.Parameter(torch.randn(D, D))
+        with _init_rng(seed):
+            self.A = nn.Parameter(torch.randn(D, D))
         positive = {"min": 0.0, "inclusive": "neither"}
         noise = self.dt if noise_scale is None else check_scalar(noise_scale, "noise_scale", "real", **positive)
         init = self.dt if init_scale is None else check_scalar(init_scale, "init_scale", "real", **positive)
@@ -140,16 +175,20 @@ class InterventionalLDS(nn.Module):
 
     def flow(self, x: torch.Tensor) -> torch.Tensor:
         """The learned vector field ``dx/dt = A x - x`` at the points ``x`` (..., D)."""
+        x = _batch(x, "x", self.D)
         return x @ self.A.T - x
 
     def stimulated(self, u: torch.Tensor) -> torch.Tensor:
         """Boolean (..., D): which latents the inputs ``u`` (..., M) reach (see the class docstring)."""
+        u = _batch(u, "u", self.M, finite=True)
         tol = self.B_tol if self.learn_B else 0.0
         support = (self.B.detach().abs() > tol).to(u.dtype)
         return ((u != 0).to(u.dtype) @ support.T) > 0
 
     def intervene(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         """``m * x + B u`` (iSSM) or ``x + B u`` (SSM): the stimulus applied to latents ``x`` (..., D)."""
+        x, u = _batch(x, "x", self.D), _batch(u, "u", self.M)
+        _same_lead(x, u, ("x", "u"))
         s = u @ self.B.T
         if not self.interventional:
             return x + s
@@ -157,6 +196,8 @@ class InterventionalLDS(nn.Module):
 
     def mean(self, x_prev: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         """``mu_t`` from ``x_{t-1}`` (..., D) and ``u_t`` (..., M)."""
+        x_prev, u = _batch(x_prev, "x_prev", self.D), _batch(u, "u", self.M)
+        _same_lead(x_prev, u, ("x_prev", "u"))
         return self.intervene(x_prev @ self.transition_matrix().T, u)
 
     def log_prob(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -164,6 +205,8 @@ class InterventionalLDS(nn.Module):
 
         The stimulus at ``t = 1`` acts on the initial mean the same way, ``mu_1 = intervene(mu_0, u_1)``.
         """
+        x, u = _batch(x, "x", self.D, ndim=3), _batch(u, "u", self.M, ndim=3)
+        _same_lead(x, u, ("x", "u"))
         mu1 = self.intervene(self.init_mean.expand(x.shape[0], -1), u[:, 0])
         lp = _gaussian_tril_log_prob(x[:, 0] - mu1, self.init_tril)
         if x.shape[1] > 1:
@@ -180,19 +223,24 @@ class InterventionalLDS(nn.Module):
     @torch.no_grad()
     def sample(
         self, T: int, u: ArrayLike | None = None, x0: ArrayLike | None = None,
-        seed: Seed | torch.Generator = None, K: int = 1,
+        seed: Seed | torch.Generator = None, K: int | None = None,
     ) -> torch.Tensor:
         """Draw latents (K, T, D) under inputs ``u`` (K, T, M); ``x0`` (K, D) replaces the initial draw.
 
         ``seed``: an int, a NumPy Generator, a ``torch.Generator`` (used as is) or ``None`` (fresh entropy).
+        ``K`` (int >= 1): the number of trials; ``None`` takes it from ``u`` (1 without ``u``).
         """
         T = check_scalar(T, "T", "int", min=1)
+        if K is not None:
+            K = check_scalar(K, "K", "int", min=1)
         dtype, device = self.A.dtype, self.A.device
         generator = torch_generator(seed, device=device)
-        u = torch.zeros(K, T, self.M, dtype=dtype, device=device) if u is None else torch.as_tensor(
-            u, dtype=dtype, device=device)
-        if u.ndim != 3 or u.shape[1:] != (T, self.M):
-            raise ValueError(f"u must have shape (K, T, M) with T={T}, M={self.M}, got {tuple(u.shape)}")
+        if u is None:
+            u = torch.zeros(1 if K is None else K, T, self.M, dtype=dtype, device=device)
+        u = _batch(u, "u", self.M, ndim=3, finite=True, like=self.A)
+        if u.shape[1] != T or (K is not None and u.shape[0] != K):
+            raise ValueError(f"u must have shape (K, T, M) with T={T}, M={self.M}"
+                             f"{'' if K is None else f', K={K}'}, got {tuple(u.shape)}")
         K = u.shape[0]
 
         def noise() -> torch.Tensor:
@@ -201,9 +249,9 @@ class InterventionalLDS(nn.Module):
         if x0 is None:
             x = self.intervene(self.init_mean.expand(K, -1), u[:, 0]) + noise() @ self.init_tril.T
         else:
-            if tuple(x0.shape) != (K, self.D):
-                raise ValueError(f"x0 must have shape (K, D) = ({K}, {self.D}), got {tuple(x0.shape)}")
-            x = torch.as_tensor(x0, dtype=dtype, device=device)
+            x = _batch(x0, "x0", self.D, ndim=2, finite=True, like=self.A)
+            if tuple(x.shape) != (K, self.D):
+                raise ValueError(f"x0 must have shape (K, D) = ({K}, {self.D}), got {tuple(x.shape)}")
         xs = [x]
         L = self.scale_tril
         for t in range(1, T):
@@ -215,37 +263,44 @@ class InterventionalLDS(nn.Module):
 class MLPEmission(nn.Module):
     """``g(x)``: ``layers`` tanh layers of width ``hidden`` then a linear map to N, softplus when ``positive``.
 
-    The official ``NeuralNetEmission`` is D -> 100 -> 100 -> 100 -> N (the defaults).
+    The official ``NeuralNetEmission`` is D -> 100 -> 100 -> 100 -> N (the defaults).  ``seed`` fixes the
+    initial weights (torch's global RNG left as it was); ``None`` draws them from torch's global RNG.
     """
 
-    def __init__(self, D: int, N: int, hidden: int = 100, layers: int = 3, positive: bool = False) -> None:
+    def __init__(self, D: int, N: int, hidden: int = 100, layers: int = 3, positive: bool = False,
+                 seed: Seed | None = None) -> None:
         super().__init__()
         D, N = check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1)
         hidden, layers = check_scalar(hidden, "hidden", "int", min=1), check_scalar(layers, "layers", "int", min=1)
+        self.positive = check_bool(positive, "positive")
         blocks: list[nn.Module] = []
         width = D
-        for _ in range(layers):
-            blocks += [nn.Linear(width, hidden), nn.Tanh()]
-            width = hidden
-        blocks.append(nn.Linear(width, N))
+        with _init_rng(seed):
+            for _ in range(layers):
+                blocks += [nn.Linear(width, hidden), nn.Tanh()]
+                width = hidden
+            blocks.append(nn.Linear(width, N))
         self.net = nn.Sequential(*blocks)
-        self.positive = bool(positive)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.net(x)
+        """``g(x)`` for latents ``x`` (..., D)."""
+        out = self.net(_batch(x, "x", self.net[0].in_features))
         return nn.functional.softplus(out) if self.positive else out
 
 
 class LinearEmission(nn.Module):
-    """``g(x) = C x + d`` (softplus of it when ``positive``)."""
+    """``g(x) = C x + d`` (softplus of it when ``positive``); ``seed`` as in :class:`MLPEmission`."""
 
-    def __init__(self, D: int, N: int, positive: bool = False) -> None:
+    def __init__(self, D: int, N: int, positive: bool = False, seed: Seed | None = None) -> None:
         super().__init__()
-        self.linear = nn.Linear(check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1))
-        self.positive = bool(positive)
+        D, N = check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1)
+        self.positive = check_bool(positive, "positive")
+        with _init_rng(seed):
+            self.linear = nn.Linear(D, N)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.linear(x)
+        """``g(x)`` for latents ``x`` (..., D)."""
+        out = self.linear(_batch(x, "x", self.linear.in_features))
         return nn.functional.softplus(out) if self.positive else out
 
 
@@ -254,19 +309,24 @@ class LSTMRecognition(nn.Module):
 
     As the official ``AmortizedLSTM``: one LSTM over ``[y_t, u_t]`` and a dense layer give the means,
     a second LSTM, dense layer and softplus give the scales.  ``forward`` returns them before the
-    intervention (``ISSM.posterior`` applies it).
+    intervention (``ISSM.posterior`` applies it).  ``seed`` as in :class:`MLPEmission`.
     """
 
-    def __init__(self, D: int, N: int, M: int, hidden: int = 32) -> None:
+    def __init__(self, D: int, N: int, M: int, hidden: int = 32, seed: Seed | None = None) -> None:
         super().__init__()
         D, N, M, hidden = (check_scalar(v, n, "int", min=1)
                            for n, v in (("D", D), ("N", N), ("M", M), ("hidden", hidden)))
-        self.mean_rnn = nn.LSTM(N + M, hidden, batch_first=True)
-        self.mean_out = nn.Linear(hidden, D)
-        self.scale_rnn = nn.LSTM(N + M, hidden, batch_first=True)
-        self.scale_out = nn.Linear(hidden, D)
+        self.N, self.M = N, M
+        with _init_rng(seed):
+            self.mean_rnn = nn.LSTM(N + M, hidden, batch_first=True)
+            self.mean_out = nn.Linear(hidden, D)
+            self.scale_rnn = nn.LSTM(N + M, hidden, batch_first=True)
+            self.scale_out = nn.Linear(hidden, D)
 
     def forward(self, y: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Means and scales (K, T, D) from observations ``y`` (K, T, N) and inputs ``u`` (K, T, M)."""
+        y, u = _batch(y, "y", self.N, ndim=3), _batch(u, "u", self.M, ndim=3)
+        _same_lead(y, u, ("y", "u"))
         data = torch.cat([y, u], -1)
         mean = self.mean_out(self.mean_rnn(data)[0])
         scale = nn.functional.softplus(self.scale_out(self.scale_rnn(data)[0])) + 1e-5
@@ -310,6 +370,10 @@ class ISSM(nn.Module):
     ) -> None:
         super().__init__()
         self.D, self.N, self.M = (check_scalar(v, n, "int", min=1) for n, v in (("D", D), ("N", N), ("M", M)))
+        check_scalar(rnn_hidden, "rnn_hidden", "int", min=1)
+        for name, flag in (("interventional", interventional), ("learn_B", learn_B), ("learn_noise", learn_noise),
+                           ("learn_obs_noise", learn_obs_noise)):
+            check_bool(flag, name)
         check_choice(emission, "emission", ("mlp", "linear"))
         check_choice(likelihood, "likelihood", ("gaussian", "poisson"))
         positive = likelihood == "poisson" if positive is None else check_bool(positive, "positive")
@@ -339,12 +403,14 @@ class ISSM(nn.Module):
 
     def _inputs(self, y: ArrayLike, u: ArrayLike, name: str = "y") -> tuple[torch.Tensor, torch.Tensor]:
         ref = self.dynamics.A
-        y = torch.as_tensor(y, dtype=ref.dtype, device=ref.device)
-        u = torch.as_tensor(u, dtype=ref.dtype, device=ref.device)
+        y = torch.as_tensor(check_array(y, name, dtype=float, finite=False), dtype=ref.dtype, device=ref.device)
+        u = torch.as_tensor(check_array(u, "u", dtype=float, finite=False), dtype=ref.dtype, device=ref.device)
         if y.ndim != 3 or y.shape[-1] != self.N:
             raise ValueError(f"{name} must have shape (K, T, N) with N={self.N}, got {tuple(y.shape)}")
         if u.ndim != 3 or u.shape[-1] != self.M:
             raise ValueError(f"u must have shape (K, T, M) with M={self.M}, got {tuple(u.shape)}")
+        if y.numel() == 0 or u.numel() == 0:
+            raise ValueError(f"{name} and u must be non-empty, got shapes {tuple(y.shape)} and {tuple(u.shape)}")
         if u.shape[0] != y.shape[0] or u.shape[1] < y.shape[1]:
             raise ValueError(f"u {tuple(u.shape)} must have the same K as {name} {tuple(y.shape)} and at least its T")
         if not torch.isfinite(y).all():
@@ -364,11 +430,15 @@ class ISSM(nn.Module):
 
     def posterior(self, y: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior means (the intervention applied, as in the official code) and scales, each (K, T, D)."""
+        y, u = _batch(y, "y", self.N, ndim=3), _batch(u, "u", self.M, ndim=3)
+        _same_lead(y, u, ("y", "u"))
         mean, scale = self.recognition(y, u)
         return self.dynamics.intervene(mean, u), scale
 
     def log_likelihood(self, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """``sum_t log p(y_t | x_t)`` per trial, (K,)."""
+        """``sum_t log p(y_t | x_t)`` per trial, (K,), for ``y`` (K, T, N) and latents ``x`` (K, T, D)."""
+        y, x = _batch(y, "y", self.N, ndim=3), _batch(x, "x", self.D, ndim=3)
+        _same_lead(y, x, ("y", "x"))
         rate = self.emission(x)
         if self.likelihood == "poisson":
             return (y * torch.log(rate + 1e-8) - rate - torch.lgamma(y + 1.0)).sum((1, 2))
@@ -381,7 +451,10 @@ class ISSM(nn.Module):
 
         With ``entropy_weight`` (gamma) 1 this is the negative ELBO; the official demo uses 0.
         ``seed`` (an int, a NumPy or a ``torch.Generator``, used as is) drives the sample.
+        ``y`` (K, T, N) and ``u`` (K, T, M) must be finite.
         """
+        y, u = _batch(y, "y", self.N, ndim=3, finite=True), _batch(u, "u", self.M, ndim=3, finite=True)
+        entropy_weight = check_scalar(entropy_weight, "entropy_weight", "real", min=0.0)
         mean, scale = self.posterior(y, u)
         generator = torch_generator(seed, device=mean.device)
         eps = torch.randn(mean.shape, generator=generator, dtype=mean.dtype, device=mean.device)
@@ -411,6 +484,12 @@ class ISSM(nn.Module):
         n_iter = check_scalar(n_iter, "n_iter", "int", min=1)
         lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
         entropy_weight = check_scalar(entropy_weight, "entropy_weight", "real", min=0.0)
+        betas = tuple(check_sequence(betas, "betas", min_len=2,
+                                     item=lambda b, n: check_scalar(b, n, "real", min=0.0, max=1.0, inclusive="left")))
+        if len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2) in [0, 1), got {betas}")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
         if not (u != 0).any():
             warnings.warn("u is zero everywhere: without interventions the iSSM equals the SSM and its latents "
                           "are identifiable only up to an invertible linear map", stacklevel=2)
@@ -454,16 +533,17 @@ class ISSM(nn.Module):
         """
         if (y_prefix is None) == (x0 is None):
             raise ValueError("give exactly one of y_prefix and x0")
+        return_latents = check_bool(return_latents, "return_latents")
         ref = self.dynamics.A
-        u = torch.as_tensor(u, dtype=ref.dtype, device=ref.device)
-        if u.ndim != 3 or u.shape[-1] != self.M:
+        u = torch.as_tensor(check_array(u, "u", dtype=float, finite=False), dtype=ref.dtype, device=ref.device)
+        if u.ndim != 3 or u.shape[-1] != self.M or u.numel() == 0:
             raise ValueError(f"u must have shape (K, T, M) with M={self.M}, got {tuple(u.shape)}")
         if y_prefix is not None:
             y_prefix, u = self._inputs(y_prefix, u, "y_prefix")
             P = y_prefix.shape[1]
             xs = list(self.posterior(y_prefix, u[:, :P])[0].unbind(1))
         else:
-            x0 = torch.as_tensor(x0, dtype=ref.dtype, device=ref.device)
+            x0 = torch.as_tensor(check_array(x0, "x0", dtype=float, finite=False), dtype=ref.dtype, device=ref.device)
             if x0.shape != (u.shape[0], self.D):
                 raise ValueError(f"x0 must have shape (K, D) = ({u.shape[0]}, {self.D}), got {tuple(x0.shape)}")
             if not torch.isfinite(u).all() or not torch.isfinite(x0).all():
@@ -482,7 +562,7 @@ class ISSM(nn.Module):
     def flow(self, x: ArrayLike) -> torch.Tensor:
         """The learned vector field ``A x - x`` at points ``x`` (..., D)."""
         with torch.no_grad():
-            return self.dynamics.flow(torch.as_tensor(x, dtype=self.dynamics.A.dtype, device=self.dynamics.A.device))
+            return self.dynamics.flow(_batch(x, "x", self.D, like=self.dynamics.A))
 
 
 def _as_latents(name: str, x: np.ndarray | torch.Tensor) -> np.ndarray:
@@ -505,6 +585,7 @@ def align_latents(
     identifiability class of a plain SSM.  ``return_map`` also returns ``W`` (D_hat, D) and ``c`` (D,).
     """
     x_true, x_hat = _as_latents("x_true", x_true), _as_latents("x_hat", x_hat)
+    return_map = check_bool(return_map, "return_map")
     if x_true.shape[:-1] != x_hat.shape[:-1]:
         raise ValueError(f"x_true {x_true.shape} and x_hat {x_hat.shape} must agree except in the last axis")
     D, Dh = x_true.shape[-1], x_hat.shape[-1]
@@ -548,6 +629,7 @@ def aligned_r2(
     ``x_true`` that is constant on the mask has no R^2: ``ValueError``.
     """
     x_true_np = _as_latents("x_true", x_true)
+    per_dim = check_bool(per_dim, "per_dim")
     aligned = align_latents(x_true_np, x_hat, mask, mode)
     sel = np.ones(x_true_np.shape[:-1], bool) if mask is None else np.asarray(mask, bool)
     t, a = x_true_np[sel], aligned[sel]

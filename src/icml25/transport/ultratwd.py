@@ -35,7 +35,14 @@ from scipy.cluster.hierarchy import cophenet, is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from icml25.transport.tree_wasserstein import subtree_masses, tree_wasserstein, tree_wasserstein_pairwise
-from icml25.utils.validation import check_array, check_choice, check_instance, check_is_fitted, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_instance,
+    check_is_fitted,
+    check_scalar,
+)
 
 Method = Literal["mst", "ip", "gd"]
 Optimizer = Literal["adam", "sgd"]
@@ -64,6 +71,7 @@ def check_cost_matrix(D: np.ndarray, name: str = "D", *, tol: float = 1e-8) -> n
 def is_ultrametric(U: np.ndarray, atol: float = 1e-9) -> bool:
     """Whether ``U`` is an ultrametric: a valid cost matrix with ``U_ij <= max(U_ik, U_kj)``."""
     U = check_cost_matrix(U, "U")
+    atol = check_scalar(atol, "atol", "real", min=0.0)
     for k in range(U.shape[0]):
         bound = np.maximum(U[:, k, None], U[None, k, :]) + atol  # max(U_ik, U_kj) for all i, j
         if np.any(bound < U):
@@ -87,17 +95,16 @@ class WeightedTree:
     """A rooted tree with non-negative edge weights whose first ``n_leaves`` nodes are the support.
 
     ``parent[root] = -1``; ``edge_weight[v]`` is the length of the edge ``v -> parent[v]``
-    (the root's entry is ignored and stored as 0).
+    (the root's entry, finite like the others, is ignored and stored as 0).
     """
 
     def __init__(self, parent: np.ndarray, edge_weight: np.ndarray, n_leaves: int) -> None:
-        parent = check_array(parent, "parent", ndim=1, dtype=None)
+        parent = check_array(parent, "parent", ndim=1, dtype=None, min_len=1)
         if not np.issubdtype(parent.dtype, np.integer):
             raise TypeError(f"parent must be an integer array with parent[root] = -1, got dtype {parent.dtype}")
         n_leaves = check_scalar(n_leaves, "n_leaves", "int", min=1, max=parent.size)
-        weight = check_array(edge_weight, "edge_weight", dtype=float, finite=False, shape=parent.shape, copy=True)
+        weight = check_array(edge_weight, "edge_weight", dtype=float, shape=parent.shape, copy=True)
         weight[parent < 0] = 0.0  # the root's entry is ignored
-        weight = check_array(weight, "edge_weight")
         if np.any(weight < 0):
             raise ValueError(f"edge_weight must be non-negative, got min {weight.min():g}")
         subtree_masses(parent, np.zeros(parent.size))  # validates the structure: one root, no cycle
@@ -152,8 +159,11 @@ class WeightedTree:
         return out
 
     def pad(self, masses: np.ndarray) -> np.ndarray:
-        """Measures on the leaves, rows of shape ``(m, n_leaves)``, as columns on all nodes."""
-        masses = np.atleast_2d(masses)
+        """Measures on the leaves, ``(n_leaves,)`` or rows ``(m, n_leaves)`` with m >= 1, as columns on all nodes."""
+        masses = np.atleast_2d(check_array(masses, "masses", ndim=(1, 2), dtype=float))
+        if masses.shape[0] == 0 or masses.shape[1] != self.n_leaves:
+            raise ValueError(f"masses must have shape ({self.n_leaves},) or (m, {self.n_leaves}) with m >= 1, "
+                             f"got shape {np.shape(masses)}")
         out = np.zeros((self.n_nodes, masses.shape[0]))
         out[: self.n_leaves] = masses.T
         return out
@@ -272,23 +282,29 @@ class UltrametricTree(WeightedTree):
 # Fitting the ultrametric (paper Algorithms 1-3)
 
 
-def _mst_routing(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _mst_routing(X: np.ndarray, T: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Prim's MST of the complete graph ``X`` and, for every pair, the MST edge that sets its
     subdominant ultrametric value (the largest edge on the path = the Kruskal merge joining them).
 
+    Edges of equal weight in ``X`` (an ultrametric is full of them) are ordered by ``T`` (the
+    data), so the tree and the routing do not depend on how the points are numbered: edges are
+    compared by the pair ``(X_e, T_e)``.  ``T=None`` compares by ``X`` alone.
     Returns the edge endpoints ``(p, q)`` and the ``n x n`` edge-index matrix (diagonal -1).
     """
     n = X.shape[0]
+    T = np.zeros_like(X) if T is None else T
     in_tree = np.zeros(n, dtype=bool)
     in_tree[0] = True
-    best, best_from = X[0].copy(), np.zeros(n, dtype=np.intp)
+    best, best_t, best_from = X[0].copy(), T[0].copy(), np.zeros(n, dtype=np.intp)
     p, q = np.empty(n - 1, dtype=np.intp), np.empty(n - 1, dtype=np.intp)
     for e in range(n - 1):
-        v = int(np.argmin(np.where(in_tree, np.inf, best)))
+        cand = np.where(in_tree, np.inf, best)
+        ties = np.flatnonzero(cand == cand.min())
+        v = int(ties[np.argmin(best_t[ties])])
         p[e], q[e], in_tree[v] = best_from[v], v, True
-        closer = ~in_tree & (X[v] < best)
-        best[closer], best_from[closer] = X[v, closer], v
-    order = np.argsort(X[p, q], kind="stable")
+        closer = ~in_tree & ((X[v] < best) | ((X[v] == best) & (T[v] < best_t)))
+        best[closer], best_t[closer], best_from[closer] = X[v, closer], T[v, closer], v
+    order = np.lexsort((T[p, q], X[p, q]))
     p, q = p[order], q[order]
     members = {v: [v] for v in range(n)}
     root = np.arange(n)
@@ -338,14 +354,28 @@ def _fit_mst(D: np.ndarray) -> np.ndarray:
     return U
 
 
+def _canonical_order(D: np.ndarray) -> np.ndarray:
+    """An ordering of the points that depends on ``D`` only, not on how the points are numbered.
+
+    Points are sorted by the sum of their sorted row, then by the sorted row itself (points whose
+    rows hold the same multiset of distances keep their relative order).
+    """
+    rows = np.sort(D, axis=1)
+    return np.lexsort((*rows.T[::-1], rows.sum(axis=1)))
+
+
 def _fit_ip(D: np.ndarray, n_iter: int) -> np.ndarray:
+    """UltraTWD-IP; the triplet sweep visits the points in :func:`_canonical_order`."""
     if D.shape[0] > IP_WARN_N:
         warnings.warn(f"UltraTWD-IP costs O(n^3) per sweep; n = {D.shape[0]} will be slow", stacklevel=4)
+    order = _canonical_order(D)
+    D = D[np.ix_(order, order)]
     M = D.copy()
     for t in range(1, n_iter + 1):
         M = D / (t + 1) + t / (t + 1) * M  # movement step
         M = _triplet_sweep(M)  # projection step
-    return subdominant_ultrametric(M)
+    inverse = np.argsort(order)
+    return subdominant_ultrametric(M)[np.ix_(inverse, inverse)]
 
 
 def _loss_and_grad(X: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -353,9 +383,11 @@ def _loss_and_grad(X: np.ndarray, T: np.ndarray) -> tuple[float, np.ndarray, np.
 
     ``MST(X)_ij = X_e`` for the MST edge ``e`` that joins ``i`` and ``j`` in Kruskal's order, so
     ``dL/dX_e`` sums ``2 (X_e - T_ij) / N`` over the pairs routed to ``e`` and is 0 off the MST.
+    Ties in ``X`` are broken by ``T`` (see :func:`_mst_routing`), which picks a subgradient that
+    does not depend on the numbering of the points.
     """
     iu = np.triu_indices(X.shape[0], 1)
-    p, q, E = _mst_routing(X)
+    p, q, E = _mst_routing(X, T)
     U = X[p, q][E]
     np.fill_diagonal(U, 0.0)
     residual = (U - T)[iu]
@@ -411,15 +443,32 @@ def fit_ultrametric(
       * ``"mst"`` -- UltraTWD-MST (Algorithm 1, Eq. 12): ``MST(D) + delta/2`` with
         ``delta = ||MST(D) - D||_inf``, the closest ultrametric in the max norm, error ``delta/2``.
       * ``"ip"`` -- UltraTWD-IP (Algorithm 2): ``n_iter`` sweeps (default 1) of movement +
-        triplet projections, then the subdominant ultrametric of the result.
+        triplet projections, then the subdominant ultrametric of the result.  The sweep visits
+        the points in an order computed from ``D`` alone.
       * ``"gd"`` -- UltraTWD-GD (Algorithm 3): ``n_iter`` steps (default 8) of gradient descent on
         ``||MST(X) - D||_F^2`` (mean over pairs, ``D`` scaled to max 1) through the MST projection,
         starting at the UltraTWD-MST solution (``init="mst"``, the default; a reconstruction, see
         the docs page) or at ``X = D`` (``init="data"``); the iterate of lowest loss is kept.
         ``optimizer="adam"`` (the default; a reconstruction) or ``"sgd"`` (plain gradient steps),
-        learning rate ``lr``.
+        learning rate ``lr``.  Equal entries of the iterate are ordered by ``D`` when the MST
+        subgradient is taken.
+
+    Every method gives the same tree up to the numbering of the leaves when the points are
+    renumbered (``D[perm][:, perm]``), for ``D`` without repeated distances.
     """
     return _fit(D, method, n_iter=n_iter, lr=lr, optimizer=optimizer, init=init)[0]
+
+
+def _check_options(method: Method, n_iter: int | None, lr: float, optimizer: Optimizer, init: Init
+                   ) -> tuple[int | None, float]:
+    """Validate the fit options; returns ``n_iter`` and ``lr`` as Python numbers."""
+    check_choice(method, "method", ("mst", "ip", "gd"))
+    if n_iter is not None:
+        n_iter = check_scalar(n_iter, "n_iter", "int", min=0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    check_choice(optimizer, "optimizer", ("adam", "sgd"))
+    check_choice(init, "init", ("mst", "data"))
+    return n_iter, lr
 
 
 def _fit(
@@ -427,12 +476,7 @@ def _fit(
 ) -> tuple[UltrametricTree, list[float]]:
     """:func:`fit_ultrametric`, also returning the GD loss history (empty for other methods)."""
     D = check_cost_matrix(D)
-    check_choice(method, "method", ("mst", "ip", "gd"))
-    if n_iter is not None:
-        n_iter = check_scalar(n_iter, "n_iter", "int", min=0)
-    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
-    check_choice(optimizer, "optimizer", ("adam", "sgd"))
-    check_choice(init, "init", ("mst", "data"))
+    n_iter, lr = _check_options(method, n_iter, lr, optimizer, init)
     history: list[float] = []
     if D.shape[0] < 2 or D.max() == 0:
         U = np.zeros_like(D)
@@ -451,7 +495,7 @@ def _fit(
 
 def _check_histograms(name: str, x: np.ndarray, n: int, normalize: bool) -> np.ndarray:
     x = check_array(x, name, ndim=(1, 2), dtype=float)
-    if x.shape[-1] != n:
+    if x.shape[-1] != n or x.shape[0] == 0:
         raise ValueError(f"{name} must have shape ({n},) or (m, {n}) (one histogram per row), got shape {x.shape}")
     if np.any(x < 0):
         raise ValueError(f"{name} must be non-negative, got min {x.min():g}")
@@ -485,6 +529,7 @@ def ultratwd(
     Cost ``O(n_nodes)`` per pair.
     """
     _check_tree_arg(tree)
+    normalize = check_bool(normalize, "normalize")
     a = _check_histograms("a", a, tree.n_leaves, normalize)
     b = _check_histograms("b", b, tree.n_leaves, normalize)
     _check_masses(a, b)
@@ -506,6 +551,7 @@ def ultratwd_pairwise(
     ``O(n_nodes (m_a + m_b) + n_nodes m_a m_b)``.
     """
     _check_tree_arg(tree)
+    normalize = check_bool(normalize, "normalize")
     A = np.atleast_2d(_check_histograms("A", A, tree.n_leaves, normalize))
     if B is None:
         _check_masses(A, A)
@@ -539,6 +585,7 @@ class UltraTWD:
         self.lr = lr
         self.optimizer = optimizer
         self.init = init
+        _check_options(method, n_iter, lr, optimizer, init)
 
     def fit(self, D: np.ndarray) -> UltraTWD:
         """Fit the tree to the ``n x n`` ground-cost matrix ``D``."""

@@ -47,7 +47,7 @@ from icml25.utils.validation import (
 _NO_LABEL = None  # the constant label given to vertices without a 'label' attribute (strict=False)
 
 
-def _as_networkx(graph: Any) -> nx.Graph:
+def _as_networkx(graph: Any, name: str = "graph") -> nx.Graph:
     """An undirected ``nx.Graph``; PyTorch-Geometric-style objects (``x``, ``edge_index``) are converted."""
     if isinstance(graph, nx.Graph):
         if graph.is_directed():
@@ -78,7 +78,7 @@ def _as_networkx(graph: Any) -> nx.Graph:
             out.add_edges_from((int(i), int(j)) for i, j in edge_index.T)
         return out
     raise TypeError(
-        f"graphs must be networkx.Graph objects (or objects with x and edge_index), "
+        f"{name} must be a networkx.Graph (or an object with x and edge_index), "
         f"got {type(graph).__name__}"
     )
 
@@ -119,6 +119,7 @@ class WLLabelingTree:
         self.use_edge_labels = use_edge_labels
         self.handle_unseen = handle_unseen
         self.strict = strict
+        self._check_params()
 
     # ------------------------------------------------------------------ building the tree
     def _check_params(self) -> None:
@@ -133,12 +134,12 @@ class WLLabelingTree:
         check_is_fitted(self, "parent_")
 
     @staticmethod
-    def _as_list(graphs: Any) -> list[nx.Graph]:
+    def _as_list(graphs: Any, name: str = "graphs") -> list[nx.Graph]:
         if isinstance(graphs, nx.Graph) or not isinstance(graphs, Sequence) or isinstance(graphs, str):
-            raise TypeError("graphs must be a sequence (list) of graphs")
+            raise TypeError(f"{name} must be a sequence (list) of graphs, got {type(graphs).__name__}")
         if len(graphs) == 0:
-            raise ValueError("graphs must contain at least one graph")
-        return [_as_networkx(g) for g in graphs]
+            raise ValueError(f"{name} must contain at least one graph, got none")
+        return [_as_networkx(g, f"{name}[{i}]") for i, g in enumerate(graphs)]
 
     def _prepare(self, graph: nx.Graph, grow: bool) -> tuple[list[Hashable], list[list[tuple[int, int]]]]:
         """Vertex labels and adjacency lists ``(neighbour index, edge-label id)`` of one graph."""
@@ -239,8 +240,11 @@ class WLLabelingTree:
         ``mu_G(v)`` is the number of vertices of G whose colour at layer(v) is v; the root holds
         the number of vertices.  Divided by the number of vertices under ``normalization='size'``.
         """
+        return self._transform(graphs, "graphs")
+
+    def _transform(self, graphs: Sequence[nx.Graph], name: str) -> sp.csr_matrix:
         self._check_fitted()
-        graphs = self._as_list(graphs)
+        graphs = self._as_list(graphs, name)
         colors, n_unseen = self._color([self._prepare(g, grow=False) for g in graphs], grow=False)
         if n_unseen and self.handle_unseen == "error":
             bad = sum(bool((c < 0).any()) for c in colors)
@@ -298,6 +302,11 @@ class WLLabelingTree:
 
     def _as_measures(self, X: Any, name: str) -> sp.csr_matrix:
         if sp.issparse(X) or isinstance(X, np.ndarray):
+            if X.ndim not in (1, 2) or X.shape[0] == 0:
+                raise ValueError(f"{name} must be one measure (n_nodes_,) or rows (n_graphs, n_nodes_) with at "
+                                 f"least one row, got shape {X.shape}")
+            if not sp.issparse(X):
+                X = check_array(X, name, dtype=float)
             M = sp.csr_matrix(X, dtype=float)
             if M.shape[1] != self.n_nodes_:
                 raise ValueError(f"{name} must have {self.n_nodes_} columns (one per WILT node), got shape {M.shape}")
@@ -305,7 +314,7 @@ class WLLabelingTree:
             if np.any(M.data < 0):
                 raise ValueError(f"{name} must be non-negative, got min {M.data.min():g}")
             return M
-        return self.transform(X)
+        return self._transform(X, name)
 
     def distance(self, mu_a: Any, mu_b: Any) -> np.ndarray:
         """Row-wise d_WILT: ``|mu_a[i] - mu_b[i]| @ weights_`` (paper Eq. 4), for sparse or dense rows."""
@@ -424,6 +433,8 @@ def distill(
     """
     import torch
 
+    if not isinstance(tree, WLLabelingTree):
+        raise TypeError(f"tree must be a fitted WLLabelingTree, got {type(tree).__name__}")
     tree._check_fitted()
     M = tree._as_measures(mu, "mu")
     n = M.shape[0]
