@@ -98,3 +98,15 @@ EXAMPLES = {
                                "ledger": fed.CommunicationLedger()},
         positive=("rounds", "clients_per_round")),
 }
+
+# The base class's own defaults, called on a FedAvg (which overrides them).
+EXAMPLES.update({
+    "icml25.federated.Strategy.fit_config": Example(lambda **kw: fed.Strategy.fit_config(_fedavg(), **kw),
+                                                    {"server_round": 1}),
+    "icml25.federated.Strategy.validate_fit": Example(
+        lambda **kw: fed.Strategy.validate_fit(_fedavg(), **kw),
+        lambda: {"server_round": 1, "arrays": _w(), "res": fed.FitRes(_w(), 1)}),
+    "icml25.federated.Strategy.aggregate_fit": Exempt("abstract"),
+    "icml25.federated.Strategy.evaluate": Example(lambda **kw: fed.Strategy.evaluate(_fedavg(), **kw),
+                                                  lambda: {"server_round": 1, "arrays": _w()}),
+})

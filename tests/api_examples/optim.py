@@ -273,3 +273,11 @@ EXAMPLES = {
         lambda: {"penalty": optim.EWCPenalty(1.0), "model": _model(),
                  "loss_fn": _torch().nn.functional.cross_entropy}),
 }
+
+EXAMPLES.update({
+    "icml25.optim.CallableEll.step": Example(
+        lambda **kw: optim.CallableEll(lambda u: 1.0 + u, n_nodes=8, vectorized=True).step(**kw),
+        lambda: {"s": np.array([0.5, 1.0])}, allow={"s": ("empty", "ndim")}),
+    "icml25.optim.CoshSum.random": Example(optim.CoshSum.random, {"d": 3, "seed": 0}, positive=("d",)),
+    "icml25.optim.LogBarrier.random": Example(optim.LogBarrier.random, {"d": 3, "seed": 0}, positive=("d",)),
+})

@@ -125,3 +125,19 @@ EXAMPLES = {
         "x": np.array([1.0, 2.0, 3.0]), "y": np.array([1.1, 2.0, 2.9])}, paired=[("x", "y")],
         nonneg=("outlier_frac",)),
 }
+
+
+def _linkage():
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import squareform
+
+    return linkage(squareform(_cost(), checks=False), "single")
+
+
+EXAMPLES.update({
+    "icml25.transport.UltrametricTree.from_linkage": Example(tp.UltrametricTree.from_linkage,
+                                                             lambda: {"Z": _linkage()},
+                                                             allow={"Z": "empty"}),  # (0, 4): a one-point tree
+    "icml25.transport.UltrametricTree.from_ultrametric": Example(
+        tp.UltrametricTree.from_ultrametric, lambda: {"U": _tree().leaf_distances()}, nonneg=("atol",)),
+})

@@ -65,3 +65,9 @@ EXAMPLES = {
                                            skip={**_NAME, "min_len": "a length", "item": "an optional checker"},
                                            allow={"x": "empty"}),
 }
+
+EXAMPLES.update({
+    "icml25.utils.named_errors": Example(lambda **kw: utils.named_errors(kw["label"], kw["validate"], kw["x"]),
+                                         {"label": "X", "validate": float, "x": 1.0},
+                                         skip={"label": "a free-text label", "x": "whatever validate takes"}),
+})

@@ -273,6 +273,7 @@ def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, 
 def named_errors(label: str, validate: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``validate(*args, **kwargs)`` (e.g. a scikit-learn validator); a ``TypeError``/``ValueError`` whose
     message does not name the argument is raised again as ``"<label>: <message>"`` (same type)."""
+    check_callable(validate, "validate")
     try:
         return validate(*args, **kwargs)
     except (TypeError, ValueError) as exc:
