@@ -170,6 +170,13 @@ def fcl_mlp(in_dim: int = 64, n_classes: int = 10, hidden: int = 128, seed: Seed
                              nn.Linear(hidden, n_classes))
 
 
+def _check_generator_range(X: np.ndarray, name: str) -> None:
+    """Synthetic replay imitates real features with a tanh generator: they must lie in [-1, 1]."""
+    if X.size and (not np.all(np.isfinite(X)) or float(np.abs(X).max()) > 1.0):
+        raise ValueError(f"{name} must lie in [-1, 1] with replay='synthetic' (the generator ends in tanh; "
+                         f"rescale the features), got values in [{X.min():g}, {X.max():g}]")
+
+
 def _ids(text: object) -> list[int]:
     return [int(c) for c in str(text).split(",") if c != ""]
 
@@ -209,6 +216,8 @@ class CANClient(Client):
             X = check_array(X, f"data[{t}] X", ndim=2, dtype=np.float32)
             y = check_array(y, f"data[{t}] y", ndim=1, dtype=None)
             check_consistent_length(X, y, names=(f"data[{t}] X", f"data[{t}] y"))
+            if config.replay == "synthetic":
+                _check_generator_range(X, f"data[{t}] X")
             self.data.append((torch.as_tensor(X, device=self.device),
                               torch.as_tensor(y.astype(np.int64), device=self.device)))
         self.task = -1
@@ -674,6 +683,8 @@ def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5,
     Each task's training data is dealt to ``n_clients`` with Dirichlet(``alpha``) label skew
     (``alpha=None``: IID).  ``config`` (default: the preset of ``method``, a key of
     :data:`METHODS`) takes ``overrides``.  The classifier defaults to :func:`fcl_mlp` seeded by ``seed``.
+    With synthetic replay the features must lie in [-1, 1] (the generator ends in tanh;
+    :func:`~icml25.federated.can_fcl.streams.digits_tasks` scales pixels so): ValueError otherwise.
     """
     if not tasks:
         raise ValueError("tasks is empty: a class-incremental stream needs at least one task")
@@ -681,6 +692,9 @@ def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5,
         check_instance(t, f"tasks[{i}]", Task, "a Task (see class_incremental_tasks)")
     seed = int_seed(seed)
     cfg = CANConfig.for_method(method, **overrides) if config is None else replace(config, **overrides)
+    if cfg.replay == "synthetic":
+        for i, t in enumerate(tasks):
+            _check_generator_range(t.X_train, f"tasks[{i}].X_train")
     in_dim = int(tasks[0].X_train.shape[1])
     n_classes = 1 + max(c for t in tasks for c in t.classes)
     if model_fn is None:

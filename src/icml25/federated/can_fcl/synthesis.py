@@ -31,7 +31,11 @@ _BN = (nn.BatchNorm1d, nn.BatchNorm2d)
 
 
 class ConditionalGenerator(nn.Module):
-    """``G(z, c)``: noise and a one-hot class through a 2-hidden-layer MLP with BatchNorm, tanh output."""
+    """``G(z, c)``: noise and a one-hot class through a 2-hidden-layer MLP with BatchNorm, tanh output.
+
+    The tanh bounds every synthetic feature to [-1, 1]: the real features it imitates must be scaled
+    into that range (the CAN pipeline checks it, :func:`~icml25.federated.can_fcl.can.build_fcl`).
+    """
 
     def __init__(self, z_dim: int, n_classes: int, out_dim: int, hidden: int = 128) -> None:
         super().__init__()
@@ -126,7 +130,8 @@ def invert(teacher: nn.Module, classes: Sequence[int], *, n_classes: int, in_dim
     ``seen`` lists the classes whose logits take part (default: all); ``bn_targets`` optionally
     gives per-class BN statistics (see :func:`bn_stat_loss`).  The generator and the samples live
     on the teacher's device.  ``seed`` fixes the generator's initialisation and its noise; the caller's
-    global torch RNG is left untouched.  Returns the generator and ``{class: (n_per_class, in_dim) tensor}``.
+    global torch RNG is left untouched.  Returns the generator and ``{class: (n_per_class, in_dim) tensor}``,
+    every value in [-1, 1] (tanh output): the teacher's inputs must live in that range too.
     """
     classes = [int(c) for c in classes]
     if not classes or len(set(classes)) != len(classes) or not all(0 <= c < n_classes for c in classes):

@@ -180,9 +180,11 @@ class SharedSeedServer(Strategy):
         self.initial_arrays = module_to_arrays(model)
         self.evaluate_fn = evaluate_fn
         self.pool = np.zeros((len(self.blocks), self.K), dtype=np.float32)
+        self.velocity: list[np.ndarray] | None = None
 
     def initialize(self) -> Arrays:
         self.pool[:] = 0
+        self.velocity = None
         return {k: v.copy() for k, v in self.initial_arrays.items()}
 
     def fit_config(self, server_round: int) -> dict[str, Scalar]:
@@ -201,9 +203,18 @@ class SharedSeedServer(Strategy):
             return arrays, {"clients": len(results), "directions_regenerated": 0, "skipped": "no examples"}
         weights = weights / weights.sum()
         mean = sum(np.float32(w) * self._dense(res) for w, (_, res) in zip(weights, results, strict=True))
-        self.pool = (self.momentum * self.pool + mean).astype(np.float32)
         seeds = round_seeds(self.root_seed, self.K, server_round, self.seed_schedule)
-        updates, count = reconstruct(self.pool, seeds, [b.numel for b in self.blocks], self.kind, self.clip)
+        dims = [b.numel for b in self.blocks]
+        if self.seed_schedule == "fixed":  # one basis for every round: momentum on the coordinates is exact
+            self.pool = (self.momentum * self.pool + mean).astype(np.float32)
+            updates, count = reconstruct(self.pool, seeds, dims, self.kind, self.clip)
+        else:  # new directions every round: the momentum lives in parameter space
+            updates, count = reconstruct(mean, seeds, dims, self.kind, self.clip)
+            if self.momentum > 0:
+                if self.velocity is not None:
+                    updates = [(self.momentum * v + u).astype(np.float32)
+                               for v, u in zip(self.velocity, updates, strict=True)]
+                self.velocity = updates
         new = {k: v.copy() for k, v in arrays.items()}
         for block, update in zip(self.blocks, updates, strict=True):
             for name, part in block.split(update).items():
@@ -223,7 +234,9 @@ class Ferret(SharedSeedServer):
     ``model`` gives the initial arrays and the block layout (keyed by parameter names; frozen
     parameters excluded, tied ones counted once).  ``server_lr`` (eta_s, 1 for the unbiased
     Gaussian default; the official script uses 10 with ``kind="official"``), ``momentum`` (server
-    momentum on the coordinate pool, official 0), ``clip`` (per-seed norm cap, official 10),
+    momentum in [0, 1), official 0: ``u_r = momentum * u_{r-1} + Delta_r`` on the reconstructed update,
+    kept on the coordinate pool with ``seed_schedule="fixed"`` and as the parameter-space vector with
+    "per_round", whose directions change every round), ``clip`` (per-seed norm cap, official 10),
     ``weighting`` ("equal" official, or "num_examples").  ``validate_fit`` rejects replies from another
     round, seed pool or layout, and non-finite coordinates, as MalformedMessageError.
     """
