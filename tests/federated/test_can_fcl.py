@@ -107,9 +107,10 @@ def test_small_buffer_goes_to_the_most_forgotten_classes():
 
 
 def test_allocation_bad_input_and_nan():
-    with pytest.warns(RuntimeWarning, match="counted as 0"):
-        alloc = allocate_buffer({0: float("nan"), 1: 1.0}, 10)
-    assert alloc[0] > alloc[1]
+    with pytest.raises(ValueError, match=r"per_class_acc\[0\]"):  # NaN is no accuracy: refused, not counted
+        allocate_buffer({0: float("nan"), 1: 0.9}, 12)
+    with pytest.raises(TypeError, match="per_class_acc"):
+        allocate_buffer([0.5, 0.5], 12)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         allocate_buffer({0: 1.5}, 3)
     with pytest.raises(ValueError, match="rule"):
