@@ -35,17 +35,19 @@ class ConditionalGenerator(nn.Module):
 
     The tanh bounds every synthetic feature to [-1, 1]: the real features it imitates must be scaled
     into that range (the CAN pipeline checks it, :func:`~icml25.federated.can_fcl.can.build_fcl`).
+    The weights are initialised from ``seed`` without touching the caller's global torch RNG.
     """
 
-    def __init__(self, z_dim: int, n_classes: int, out_dim: int, hidden: int = 128) -> None:
+    def __init__(self, z_dim: int, n_classes: int, out_dim: int, hidden: int = 128, seed: Seed = 0) -> None:
         super().__init__()
         for name, value in (("z_dim", z_dim), ("n_classes", n_classes), ("out_dim", out_dim), ("hidden", hidden)):
             check_scalar(value, name, "int", min=1)
         self.z_dim, self.n_classes = z_dim, n_classes
-        self.net = nn.Sequential(
-            nn.Linear(z_dim + n_classes, hidden), nn.BatchNorm1d(hidden), nn.LeakyReLU(0.2),
-            nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.LeakyReLU(0.2),
-            nn.Linear(hidden, out_dim), nn.Tanh())
+        with seeded(seed):
+            self.net = nn.Sequential(
+                nn.Linear(z_dim + n_classes, hidden), nn.BatchNorm1d(hidden), nn.LeakyReLU(0.2),
+                nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.LeakyReLU(0.2),
+                nn.Linear(hidden, out_dim), nn.Tanh())
 
     def forward(self, z: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """``(n, out_dim)`` samples from noise ``z`` (n, z_dim) and class ids ``labels`` (n,) in [0, n_classes)."""
@@ -190,8 +192,7 @@ def invert(teacher: nn.Module, classes: Sequence[int], *, n_classes: int, in_dim
     device, dtype = param.device, param.dtype
     seed = int_seed(seed)
     gen_seed = torch_generator(seed)
-    with seeded(seed):
-        generator = ConditionalGenerator(z_dim, n_classes, in_dim, hidden).to(device=device, dtype=dtype)
+    generator = ConditionalGenerator(z_dim, n_classes, in_dim, hidden, seed=seed).to(device=device, dtype=dtype)
     was_training = teacher.training
     teacher.eval()
     for p in teacher.parameters():

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils.random import Seed, torch_generator
+from icml25.utils.random import Seed, seeded, torch_generator
 from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_sequence, check_tensor
 
 __all__ = [
@@ -324,16 +324,18 @@ class QLinear(LowBitMixin, nn.Linear):
 
     ``bits`` is a shared :class:`BitConfig`; ``per_channel`` gives weights one scale per output unit;
     ``seed`` drives the stochastic rounding of gradients (see the module docstring); ``errors`` holds
-    the last relative quantization errors of W, A and G.
+    the last relative quantization errors of W, A and G.  ``init_seed`` initialises the weights (as
+    ``nn.Linear`` does) without touching the caller's global torch RNG.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, bits: BitConfig | None = None,
                  per_channel: bool = False, seed: TorchSeed = None,
-                 grad_rounding: str = "stochastic", device=None, dtype=None) -> None:
+                 grad_rounding: str = "stochastic", device=None, dtype=None, init_seed: Seed = 0) -> None:
         for name, value in (("in_features", in_features), ("out_features", out_features)):
             check_scalar(value, name, "int", min=1)
         bias = check_bool(bias, "bias")
-        nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
+        with seeded(init_seed, "init_seed"):
+            nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
         self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -350,7 +352,7 @@ class QConv2d(LowBitMixin, nn.Conv2d):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, bits: BitConfig | None = None, per_channel: bool = False,
                  seed: TorchSeed = None, grad_rounding: str = "stochastic",
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, init_seed: Seed = 0) -> None:
         for name, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
             check_scalar(value, name, "int", min=1)
         if isinstance(padding, str):
@@ -363,8 +365,9 @@ class QConv2d(LowBitMixin, nn.Conv2d):
             raise ValueError(f"groups must divide in_channels and out_channels, got {groups} for "
                              f"{in_channels}, {out_channels}")
         bias = check_bool(bias, "bias")
-        nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                           device=device, dtype=dtype)
+        with seeded(init_seed, "init_seed"):
+            nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                               device=device, dtype=dtype)
         self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
