@@ -131,7 +131,8 @@ EXAMPLES = {
                                positive=["lr", "k", "noise_dim"],
                                nonneg=["gen_epochs", "weight_decay", "lambda_d", "lambda_f", "fgw_alpha", "dropout"],
                                skip=_DEVICE),
-    P + "GhostClient.fit": Example(lambda **kw: _ghost_client().fit(**kw), lambda: {"ins": FitIns({}, {})}),
+    P + "GhostClient.fit": Example(lambda **kw: _ghost_client().fit(**kw), lambda: {"ins": FitIns({}, {})},
+                                   allow={"ins": "none"}),  # the instruction is ignored: the server sends nothing
     P + "GcnClient": Example(GcnClient, lambda: {"graph": _graph(), "epochs": 1, "hidden": 8},
                              positive=["lr", "hidden"], nonneg=["epochs", "weight_decay", "dropout"]),
     P + "GcnClient.fit": Example(lambda **kw: GcnClient(_graph(), epochs=1, hidden=8).fit(**kw),

@@ -378,8 +378,11 @@ class GhostClient(Client):
                 loss_value = float(loss.detach())
         return gen.eval(), loss_value
 
-    def fit(self, ins: FitIns) -> FitRes:
-        check_instance(ins, "ins", FitIns)
+    def fit(self, ins: FitIns | None) -> FitRes:
+        """Train the generator and return the upload; ``ins`` (a FitIns, or None) is ignored: GHOST's server
+        sends nothing down."""
+        if ins is not None:
+            check_instance(ins, "ins", FitIns)
         gen, loss = self.train_generator()
         labels = self.graph.y[self.graph.train_mask] if self.graph.train_mask is not None else self.graph.y[:0]
         arrays = {GEN_PREFIX + k: v for k, v in module_to_arrays(gen).items()}
