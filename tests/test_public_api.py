@@ -107,5 +107,5 @@ def test_random_out_of_domain_numbers_are_rejected(data):
         if isinstance(bad, float) and "nan" in example.allowed(arg):
             return
     kwargs[arg] = bad
-    category, detail = outcome(example, kwargs, [arg])
+    category, detail = outcome(example, kwargs, [arg] + ([example.labels[arg]] if arg in example.labels else []))
     assert category == "clear", f"{key}({arg}={bad!r}): {category} {detail}"

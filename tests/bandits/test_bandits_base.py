@@ -210,3 +210,30 @@ def test_runners_take_a_seed_and_the_shared_helpers_are_public():
     np.testing.assert_array_equal(check_advice(np.array([0, 2]), 2, 3), [0, 2])
     with pytest.raises(ValueError, match="advice must recommend actions"):
         check_advice(np.array([0, 3]), 2, 3)
+
+
+# ------------------------------------------------------------------- issue 19 regressions
+def test_environment_and_runner_inputs_are_validated():
+    from icml25.bandits import check_advice, regret_curve, sample_index, switching_means
+
+    env = BernoulliEnv([0.2, 0.8], horizon=10)
+    with pytest.raises(TypeError, match="start must be"):
+        env.sample_sum(0, "0", 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="t and arms must have the same shape"):
+        env.mean_loss(np.arange(4), np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match=r"t must lie in \[0, 9\]"):
+        env.segment(np.array([3, 10]))
+    with pytest.raises(ValueError, match="p must contain only finite values"):
+        sample_index(np.random.default_rng(0), np.array([np.nan, 0.5, 0.5]))  # used to return the last index
+    with pytest.raises(TypeError, match="p must be"):
+        sample_index(np.random.default_rng(0), None)
+    with pytest.raises(TypeError, match="n_experts must be"):
+        check_advice(np.array([0, 1]), "2", 3)
+    with pytest.raises(TypeError, match="env must be"):
+        regret_curve(None, np.zeros(10, int))
+    with pytest.raises(TypeError, match="algorithm must be"):
+        run_bandit("UCB", env, seed=0)
+    with pytest.raises(ValueError, match=r"best must be a real number in \[0, 1\]"):
+        switching_means(2, 2, best=float("nan"))
+    with pytest.raises(ValueError, match=r"t must be an integer in \[0, 3\]"):
+        ExpertAdviceEnv(np.array([[0, 1]] * 4), np.full((4, 2), 0.5)).loss(-1, 0)  # used to read the last round

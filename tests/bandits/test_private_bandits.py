@@ -208,3 +208,22 @@ def test_bad_input_is_rejected():
         two_batch_audit(1.0, horizon=3)
     with pytest.raises(ValueError, match="too many"):
         two_batch_audit(1.0, loss_values=(0.0, 0.5, 1.0), n_arms=3)
+
+
+# ------------------------------------------------------------------- issue 19 regressions
+def test_private_learners_reject_bad_input_clearly():
+    from icml25.bandits import BatchedExpertsAsArms, TsallisINF
+
+    learner = BatchedPrivateBandit(TsallisINF(2), horizon=7, epsilon=0.5)
+    with pytest.raises(ValueError, match=r"j must be an integer in \[0, 3\]"):
+        learner.batch_length(-1)
+    with pytest.raises(TypeError, match=r"j must be an integer"):
+        learner.noise_scale("1")
+    with pytest.raises(TypeError, match="env must be"):
+        learner.run("env", seed=0)
+    experts = BatchedExpertsAsArms(TsallisINF(2), n_actions=3, horizon=8, epsilon=0.5)
+    with pytest.raises(ValueError, match="advice"):
+        experts.act(np.random.default_rng(0), np.ones((2, 2)))
+    assert experts.private.t == 0 and experts.private._rng is None  # bad advice is rejected before the batch opens
+    with pytest.raises(ValueError, match=r"loss_values\[0\] must be a real number in \[0, 1\]"):
+        two_batch_audit(1.0, loss_values=(float("nan"), 1.0), horizon=2)

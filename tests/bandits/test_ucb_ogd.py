@@ -544,3 +544,37 @@ def test_multi_source_sample_takes_a_seed():
         task.sample(0, 2.0, seed=0)
     noisy = corrupt_digits(np.zeros((2, 64)), "noise", seed=1)
     np.testing.assert_array_equal(noisy, corrupt_digits(np.zeros((2, 64)), "noise", np.random.default_rng(1)))
+
+
+# ------------------------------------------------------------------- issue 19 regressions
+def test_model_steps_and_metrics_validate_their_input():
+    model = LogisticModel(3)
+    with pytest.raises(ValueError, match="grad must contain only finite values"):
+        model.step(np.array([np.nan, 0.0, 0.0]), 0.1)
+    with pytest.raises(ValueError, match="lr must be a real number"):
+        model.step(np.zeros(3), -0.1)
+    with pytest.raises(ValueError, match="radius must be a real number"):
+        model.project(0.0)
+    with pytest.raises(ValueError, match="params must have shape"):
+        model.loss_path(np.ones((2, 4)), np.ones((2, 3)), np.array([0, 1]))
+    with pytest.raises(TypeError, match="model must implement OnlineModel"):
+        source_losses("model", [(np.ones((2, 3)), np.array([0, 1]))])
+    with pytest.raises(TypeError, match="losses_and_grads must be callable"):
+        solve_minimax(3, np.zeros(2))
+    with pytest.raises(ValueError, match="proba must sum to 1"):
+        UncertaintySelector(2).uncertainty(np.array([[0.2, 0.2]]))
+    collector = AdaptiveCollector(LogisticModel(3), UCBSelector(2), seed=0)
+    sources = [ArraySource(np.ones((4, 3)), np.array([0, 1, 0, 1]))] * 2
+    with pytest.raises(TypeError, match="record_params must be True or False"):
+        collector.run(sources, 4, record_params="yes")
+
+
+def test_torch_model_checks_targets_and_logits():
+    torch = pytest.importorskip("torch")
+    model = TorchModel(torch.nn.Linear(3, 2))
+    with pytest.raises(TypeError, match="y must be"):
+        model.loss(np.ones((2, 3)), None)
+    with pytest.raises(ValueError, match="logits"):
+        model.predict_proba(np.ones((1, 2, 3)))
+    with pytest.raises(ValueError, match="grad must have shape"):
+        model.step(np.zeros(5), 0.1)

@@ -107,3 +107,21 @@ def test_digits_expert_stream_checks_its_arguments():
         digits_expert_stream(3, 20, n_features=65)
     with pytest.raises(ValueError, match="max_depth must be a pair"):
         digits_expert_stream(3, 20, max_depth=(4, 2))
+
+
+def test_bundled_split_seed_is_a_seed_like_everywhere():
+    same = load_diabetes_split(seed=3), load_diabetes_split(seed=3)
+    np.testing.assert_array_equal(same[0].y_test, same[1].y_test)
+    assert load_diabetes_split(seed=None).X_train.shape == same[0].X_train.shape
+    with pytest.raises(ValueError, match="seed"):
+        load_diabetes_split(seed=-1)
+
+
+def test_cache_checks_name_and_make(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML25_CACHE", str(tmp_path))
+    with pytest.raises(TypeError, match="make must be callable"):
+        cached_npz("demo", 3)
+    with pytest.raises(TypeError, match="name must be a str"):
+        cached_npz(None, lambda: {"x": np.arange(2)})
+    with pytest.raises(TypeError, match="make must return a dict"):
+        cached_npz("demo", lambda: [np.arange(2)])

@@ -7,6 +7,7 @@ from icml25.federated import (
     FedAvg,
     FitRes,
     MalformedMessageError,
+    RoundFailedError,
     deserialize,
     pack_uint,
     payload_bits,
@@ -33,7 +34,7 @@ class Broken(Client):
     def fit(self, ins):
         if isinstance(self.reply, Exception):
             raise self.reply
-        return self.reply
+        return self.reply() if callable(self.reply) else self.reply
 
 
 def start(n=2):
@@ -75,16 +76,18 @@ def test_fedavg_weights_by_examples_and_ledger_counts_bits():
 def test_weighted_average_checks_layout():
     with pytest.raises(MalformedMessageError, match="shape"):
         weighted_average([({"w": np.zeros(2)}, 1.0), ({"w": np.zeros(3)}, 1.0)])
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="items must have at least 1"):
         weighted_average([])
+    with pytest.raises(TypeError, match=r"items\[0\] must be an \(arrays, weight\) pair"):
+        weighted_average(["abc"])
 
 
 @pytest.mark.parametrize(("reply", "match"), [
     (RuntimeError("disk on fire"), "RuntimeError: disk on fire"),
-    (FitRes({"w": np.zeros(3, np.float32)}, 1), "shape"),
-    (FitRes({"w": np.full(2, np.nan, np.float32)}, 1), "NaN"),
-    (FitRes({"w": [0.0, 0.0]}, 1), "numpy array"),
-    (FitRes({"w": np.zeros(2, np.float32)}, -1), "num_examples"),
+    (lambda: FitRes({"w": np.zeros(3, np.float32)}, 1), "shape"),
+    (lambda: FitRes({"w": np.full(2, np.nan, np.float32)}, 1), "NaN"),
+    (lambda: FitRes({"w": [0.0, 0.0]}, 1), "numpy array"),
+    (lambda: FitRes({"w": np.zeros(2, np.float32)}, -1), "num_examples"),
     ({"w": np.zeros(2)}, "FitRes"),
 ])
 def test_failing_client_is_reported_and_round_goes_on(reply, match):
@@ -108,12 +111,65 @@ def test_stop_on_failure_keeps_previous_arrays():
     np.testing.assert_allclose(history.arrays["w"], [1.0, 1.0])
 
 
-def test_sampling_is_seeded_and_all_fail_round_keeps_arrays():
+def test_sampling_is_seeded():
     rng1, rng2 = np.random.default_rng(3), np.random.default_rng(3)
     assert [sample_clients(10, 3, seed=rng1) for _ in range(4)] == [sample_clients(10, 3, seed=rng2) for _ in range(4)]
-    history = simulate([Broken(RuntimeError("x"))] * 2, start(), rounds=1)
-    np.testing.assert_array_equal(history.arrays["w"], [0.0, 0.0])
-    assert len(history.failures) == 2
+
+
+@pytest.mark.parametrize("on_failure", ["skip", "stop"])
+def test_a_round_where_every_client_fails_raises_with_the_first_error(on_failure):
+    # regression: a run whose clients all failed used to return the untrained arrays as if it had worked
+    with pytest.raises(RoundFailedError, match=r"round 1: no client .* client 0: TypeError: lr must be a real") as info:
+        simulate([Broken(TypeError("lr must be a real number, got 'abc'")), Broken(RuntimeError("x"))], start(),
+                 rounds=2, on_failure=on_failure)
+    assert isinstance(info.value, ValueError) and isinstance(info.value.__cause__, TypeError)
+
+
+def test_a_later_round_where_every_client_fails_raises_too():
+    class FailsFromRound2(Shift):
+        def fit(self, ins):
+            if ins.config["round"] >= 2:
+                raise ValueError("out of data")
+            return super().fit(ins)
+
+    with pytest.raises(RoundFailedError, match="round 2: no client .*2 of 2 failed.*client 0: ValueError: out of data"):
+        simulate([FailsFromRound2(1.0), FailsFromRound2(2.0)], start(), rounds=3)
+
+
+def test_zero_dimensional_arrays_keep_their_shape():
+    # regression: serialize used np.ascontiguousarray, which turns shape () into (1,)
+    arrays = {"scale": np.array(2.5, np.float32), "count": np.array(3, np.int64), "w": np.zeros((0, 2), np.float32)}
+    back = deserialize(serialize(arrays))
+    assert {k: v.shape for k, v in back.items()} == {"scale": (), "count": (), "w": (0, 2)}
+    assert back["scale"].dtype == np.float32 and float(back["scale"]) == 2.5 and payload_bits(arrays) == 32 + 64
+
+    class Scalar(Client):
+        def fit(self, ins):
+            assert ins.arrays["scale"].shape == ()
+            return FitRes({"scale": np.asarray(ins.arrays["scale"] + 1.0, np.float32)}, 1)
+
+    history = simulate([Scalar(), Scalar()], FedAvg({"scale": np.array(0.0, np.float32)}), rounds=2)
+    assert history.failures == [] and history.arrays["scale"].shape == () and float(history.arrays["scale"]) == 2.0
+
+
+def test_deserialize_rejects_what_serialize_did_not_produce():
+    blob = serialize({"w": np.arange(4, dtype=np.float32)})
+    assert deserialize(b"") == {}
+    with pytest.raises(MalformedMessageError, match="blob"):
+        deserialize(blob[:-3])
+    with pytest.raises(MalformedMessageError, match="blob"):
+        deserialize(b"\x05\x00\x00\x00abcde")
+    with pytest.raises(TypeError, match="blob"):
+        deserialize("not bytes")
+
+
+def test_simulate_rejects_clients_and_strategies_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"clients\[1\]"):
+        simulate([Shift(1.0), object()], start(), rounds=1)
+    with pytest.raises(TypeError, match="strategy"):
+        simulate([Shift(1.0)], object(), rounds=1)
+    with pytest.raises(ValueError, match="clients"):
+        simulate([], start(), rounds=1)
 
 
 def test_clients_per_round_and_shared_ledger():

@@ -394,3 +394,72 @@ def test_model_sampling_and_bad_input():
         GamblerProblem(p_win=1.5)
     with pytest.raises(ValueError, match="not allowed"):
         GamblerProblem(10).step(3, 4, rng)
+
+
+# ------------------------------------------------------------------- issue 19 regressions
+def test_power_mean_large_p_does_not_overflow():
+    assert power_mean([3.0, 1.0], [0.5, 0.5], 2000.0) == pytest.approx(3.0 * 0.5 ** (1 / 2000))
+    assert power_mean([0.5, 0.1], [0.5, 0.5], 5000.0) == pytest.approx(0.5 * 0.5 ** (1 / 5000))  # no underflow
+    assert power_mean([0.0, 0.0], [0.5, 0.5], 2000.0) == 0.0
+    x, w = [0.2, 0.9, 0.5], [0.5, 0.2, 0.3]
+    assert power_mean(x, w, 3.0) == pytest.approx(np.dot(w, np.power(x, 3)) ** (1 / 3), rel=1e-15)
+
+
+def test_planner_backup_with_large_p():
+    res = RobustPowerUCT(GamblerProblem(10, 0.6), kind="none", p=5000.0, seed=0).search(5, 200)
+    q = list(res.q_values.values())
+    assert 0.99 * max(q) <= res.root_value <= max(q) + 1e-12  # the unscaled backup underflowed to 0
+
+
+def test_power_mean_rejects_invalid_input():
+    with pytest.raises(ValueError, match=r"p must be a real number in \[1, inf"):
+        power_mean([0.2, 0.9], [0.5, 0.5], 0.5)  # Power-UCT's power mean needs p >= 1
+    with pytest.raises(ValueError, match="weights must sum to 1"):
+        power_mean([0.2, 0.9], [0.5, 0.6], 2.0)
+    with pytest.raises(ValueError, match="values must be non-negative"):
+        power_mean([-0.2, 0.9], [0.5, 0.5], 2.0)
+    with pytest.raises(ValueError, match="values and weights"):
+        power_mean([0.2, 0.9, 0.1], [0.5, 0.5], 2.0)
+
+
+def test_batched_operators_validate_probabilities():
+    with pytest.raises(ValueError, match="p must sum to 1"):
+        tv_worst(np.array([1.0, 1.0]), np.array([1.0, 0.0]), 0.1)
+    with pytest.raises(ValueError, match="p must sum to 1"):
+        chi2_worst(np.array([[0.5, 0.5], [1.0, 1.0]]), np.array([1.0, 0.0]), 0.1)
+    with pytest.raises(ValueError, match="v must"):
+        w1_worst(np.array([0.5, 0.5]), np.array([1.0, np.nan]), 0.1, np.ones((2, 2)) - np.eye(2))
+    p = np.array([[0.5, 0.5], [0.2, 0.8]])
+    assert tv_worst(p, np.array([1.0, 0.0]), 0.1) == pytest.approx([0.4, 0.1])  # batched rows still work
+
+
+def test_gymnasium_environments_wrap_the_models():
+    from gymnasium.utils.env_checker import check_env
+
+    from icml25.planning import FrozenLakeEnv, GamblerEnv, RandomTreeEnv
+
+    for env in (GamblerEnv(start=5), FrozenLakeEnv(p_slip=0.2), RandomTreeEnv(seed=0)):
+        check_env(env, skip_render_check=True)
+        first = [env.reset(seed=3)[0]] + [env.step(0)[0] for _ in range(1)]
+        again = [env.reset(seed=3)[0]] + [env.step(0)[0] for _ in range(1)]
+        assert first == again
+    env = GamblerEnv(goal=10, p_win=0.6, start=5)
+    assert env.reset(seed=0)[0] == 5 and env.step(4)[0] in (0, 10)  # bet 5 = bold play ends it
+    result = RobustPowerUCT(env.model, kind="tv", rho_transition=0.5, seed=0).search(5, 300)
+    assert result.action == 5
+    with pytest.raises(ValueError, match="action must be"):
+        env.step(7.5)
+
+
+def test_model_methods_reject_bad_states():
+    env = GamblerProblem(10, 0.6)
+    with pytest.raises(ValueError, match="state must be"):
+        env.actions(-1)
+    with pytest.raises(TypeError, match="state must be"):
+        env.is_terminal("a")
+    with pytest.raises(ValueError, match="action"):
+        env.step(3, 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="root_state"):
+        RobustPowerUCT(env, kind="tv", seed=0).search(11, 10)
+    with pytest.raises(ValueError, match="state 5 is a leaf"):
+        RandomTreeMDP(depth=1, n_actions=2, n_next=3, seed=0).step(5, 0, np.random.default_rng(0))

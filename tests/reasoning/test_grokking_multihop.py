@@ -197,7 +197,7 @@ def test_model_shapes_and_errors():
     assert torch.allclose(model(x, pos), model(y, pos))
     with pytest.raises(TypeError, match="tokens must be an integer tensor"):
         model(torch.randn(5, 3))
-    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, length\)"):
+    with pytest.raises(ValueError, match="tokens must be a 2-d tensor"):
         model(torch.zeros(5, dtype=torch.long))
     with pytest.raises(ValueError, match="tokens must have a length"):
         model(torch.zeros(2, 6, dtype=torch.long))
@@ -289,3 +289,13 @@ def test_runs_on_cuda():
     h = train_facts(model, s, steps=5, batch_size=16, eval_every=5)
     assert len(h.steps) == 1
     assert model(torch.randint(0, s.vocab_size, (3, 3), device="cuda")).device.type == "cuda"
+
+
+def test_tiny_gpt_follows_float64_and_keeps_the_global_rng():
+    state = torch.random.get_rng_state()
+    model = TinyGPT(10, d_model=8, n_layers=1, n_heads=2, seed=0)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    tokens = torch.tensor([[1, 2, 3, 0], [2, 1, 0, 3]])
+    assert model.to(torch.float64)(tokens, torch.tensor([3, 2])).dtype == torch.float64
+    with pytest.raises(ValueError, match="positions must be a 1-d tensor"):
+        model(tokens, torch.tensor([[3, 2]]))

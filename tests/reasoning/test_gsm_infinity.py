@@ -226,7 +226,9 @@ def test_solver_rejects_undetermined_systems():
     with pytest.raises(SolverError, match="nonlinear"):
         solve_realistic(nonlinear, "I01|Z|a", "reverse")
     with pytest.raises(SolverError, match="unknown parameter key"):
-        solve_realistic([{"target": "X|y", "op": "const", "args": [], "const": 1}], "X|y")
+        solve_realistic([{"target": "X|y", "op": "const", "args": [], "const": 1}], "I01|Z|a")
+    with pytest.raises(SolverError, match="query must be a parameter key"):
+        solve_realistic([{"target": "I01|Z|a", "op": "const", "args": [], "const": 1}], "X|y")
 
 
 # ---------------------------------------------------------------- scoring
@@ -453,3 +455,33 @@ def test_seed_may_be_a_generator():
     assert generate_symbolic(4, seed=a.seed).to_json() == a.to_json()  # the drawn seed is recorded
     with pytest.raises(TypeError, match="seed must be an int"):
         generate_realistic(5, seed=1.5)
+
+
+# ---------------------------------------------------------------- bad input names the argument
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda p: BM25(["a b"], k1=-1.0), ValueError, "k1"),
+    (lambda p: BM25(["a b"]).top("a", 0), ValueError, "k must be"),
+    (lambda p: BM25(["a b"]).scores(None), TypeError, "query"),
+    (lambda p: CallableModel(lambda s: "x").generate([{"role": "user", "content": "q"}], n=0), ValueError, "n must"),
+    (lambda p: OracleModel([p]).generate("q"), TypeError, "messages"),
+    (lambda p: OracleModel([p]).answer(p, -1), ValueError, "sample"),
+    (lambda p: RAGModel([p]).retrieve("q"), TypeError, "problem"),
+    (lambda p: SigmoidModel(["q"]), TypeError, r"problems\[0\]"),
+    (lambda p: Results([]).pass_at_k([]), ValueError, "ks"),
+    (lambda p: log2_slope([1, 2, 4], [0.1, 0.2]), ValueError, "ks and values"),
+    (lambda p: fit_sigmoid([1, 2, 3], [1.0, 0.5, 0.1], bounded="no"), TypeError, "bounded"),
+    (lambda p: score(p, "Answer: 1", extractor=3), TypeError, "extractor"),
+    (lambda p: check("p"), TypeError, "problem"),
+    (lambda p: solve_symbolic([], 1), ValueError, "equations"),
+    (lambda p: solve_symbolic("abc", 1), TypeError, "equations"),
+    (lambda p: evaluate(OracleModel([p]), []), ValueError, "problems"),
+    (lambda p: write_jsonl("abc", "unused.jsonl"), TypeError, "records"),
+    (lambda p: OpenAICompatibleClient("http://127.0.0.1:9/v1", "m", extra_body="x"), TypeError, "extra_body"),
+    (lambda p: OpenAICompatibleClient("http://127.0.0.1:9/v1", "m").generate([], max_tokens=8), ValueError,
+     "messages"),
+])
+def test_bad_input_raises_a_clear_error(call, error, match):
+    with pytest.raises(error, match=match):
+        call(generate_symbolic(3, seed=0))

@@ -248,3 +248,28 @@ def test_recovery_bad_input():
     with pytest.raises(ValueError, match="predict_fn must return"):
         recover_binary_secret(lambda a: a, np.zeros((20, 4), dtype=np.int64), np.zeros(20, dtype=np.int64),
                               97, 2, 1.0)
+
+
+def test_modules_follow_float64_keep_the_global_rng_and_name_bad_inputs():
+    state = torch.random.get_rng_state()
+    model = ModularTransformer(3, 7, hidden=8, n_layers=1, n_heads=2, seed=0)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    x = torch.tensor([[0, 1, 2], [3, 4, 6]])
+    assert model.to(torch.float64)(x).dtype == torch.float64
+    loss = NormRegularizedAngularLoss()
+    z, t = torch.randn(3, 2, dtype=torch.float64), torch.randn(3, 2, dtype=torch.float64)
+    assert all(v.dtype == torch.float64 for v in loss(z, t))
+    with pytest.raises(ValueError, match="x must be a 2-d tensor"):
+        model(x[None])
+    with pytest.raises(ValueError, match="batch >= 1"):
+        model(x[:0])
+    with pytest.raises(ValueError, match="z must be a 2-d tensor"):
+        loss(z[None], t)
+    with pytest.raises(ValueError, match="z and t"):
+        loss(z[:0], t[:0])  # the mean over an empty batch would be NaN
+    with pytest.raises(TypeError, match="positional"):
+        ModularTransformer(3, 7, hidden=8, n_layers=1, n_heads=2, positional="yes")
+    with pytest.raises(ValueError, match="secret must have shape"):
+        ModularSumSampler(3, 7, secret=np.array([1, 0]))
+    with pytest.raises(ValueError, match="n must be"):
+        LWESampler(0, 11, 1)

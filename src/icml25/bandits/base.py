@@ -32,7 +32,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_probability_vector, check_scalar
+from icml25.utils.validation import check_array, check_instance, check_probability_vector, check_scalar
 
 __all__ = [
     "EXP3",
@@ -67,9 +67,13 @@ class BanditAlgorithm(Protocol):
 
     n_arms: int
 
-    def act(self, rng: np.random.Generator) -> int: ...
+    def act(self, rng: np.random.Generator) -> int:
+        """The arm to play this round, every random draw from ``rng``."""
+        raise NotImplementedError
 
-    def update(self, arm: int, loss: float) -> None: ...
+    def update(self, arm: int, loss: float) -> None:
+        """Feed back the loss of the played arm."""
+        raise NotImplementedError
 
 
 @runtime_checkable
@@ -79,9 +83,13 @@ class ExpertAlgorithm(Protocol):
     n_experts: int
     n_actions: int
 
-    def act(self, rng: np.random.Generator, advice: np.ndarray) -> int: ...
+    def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
+        """The action to play given this round's ``advice``, every random draw from ``rng``."""
+        raise NotImplementedError
 
-    def update(self, action: int, loss: float) -> None: ...
+    def update(self, action: int, loss: float) -> None:
+        """Feed back the loss of the played action."""
+        raise NotImplementedError
 
 
 # ----------------------------------------------------------------------------- checks
@@ -99,6 +107,28 @@ def _actions(actions: np.ndarray, horizon: int, n_actions: int) -> np.ndarray:
     return actions
 
 
+def _rounds(start: int, stop: int, horizon: int) -> None:
+    """Check a block of rounds ``0 <= start < stop <= horizon`` (cheap for Python ints)."""
+    if type(start) is not int or type(stop) is not int:
+        start = check_scalar(start, "start", "int", min=0)
+        stop = check_scalar(stop, "stop", "int", min=1)
+    if not 0 <= start < stop <= horizon:
+        raise ValueError(f"rounds must satisfy 0 <= start < stop <= horizon={horizon}, got {start}, {stop}")
+
+
+def _round_arm_arrays(t: np.ndarray, arms: np.ndarray, horizon: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer arrays of rounds in ``[0, horizon)`` and arms in ``[0, n_arms)`` of one shape."""
+    t, arms = check_array(t, "t"), check_array(arms, "arms")
+    for name, x, high in (("t", t, horizon), ("arms", arms, n_arms)):
+        if x.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be an integer array, got dtype {x.dtype}")
+        if x.size and (x.min() < 0 or x.max() >= high):
+            raise ValueError(f"{name} must lie in [0, {high - 1}], got values in [{x.min()}, {x.max()}]")
+    if t.shape != arms.shape:
+        raise ValueError(f"t and arms must have the same shape, got {t.shape} and {arms.shape}")
+    return t, arms
+
+
 def check_loss(loss: float, bounded: bool = True) -> float:
     """``loss`` as a float: a finite real number, in [0, 1] when ``bounded`` (the protocol's convention)."""
     return check_scalar(loss, "loss", "real", min=0.0 if bounded else None, max=1.0 if bounded else None)
@@ -113,11 +143,22 @@ def _clip_rescale(loss: float, clip: float | None) -> float:
 
 
 def sample_index(rng: np.random.Generator, p: np.ndarray) -> int:
-    """Draw an index from the distribution ``p`` with one uniform number (faster than ``rng.choice``)."""
+    """Draw an index from the distribution ``p`` (a 1-d array of non-negative weights with a positive
+    finite sum) with one uniform number (faster than ``rng.choice``)."""
+    if type(p) is not np.ndarray or p.ndim != 1 or p.size == 0:
+        p = check_probability_vector(p, "p", atol=np.inf)
     if p.size > _FEW_ARMS:
-        return int(min(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"), p.size - 1))
+        total = p.sum()
+        if not 0.0 < total < math.inf:
+            check_probability_vector(p, "p", atol=np.inf)
+            raise ValueError(f"p must have a positive finite sum, got {total}")
+        return int(min(np.searchsorted(np.cumsum(p), rng.random() * total, side="right"), p.size - 1))
     masses = p.tolist()
-    u = rng.random() * sum(masses)
+    total = sum(masses)
+    if not 0.0 < total < math.inf:
+        check_probability_vector(p, "p", atol=np.inf)
+        raise ValueError(f"p must have a positive finite sum, got {total}")
+    u = rng.random() * total
     for i, mass in enumerate(masses):
         u -= mass
         if u < 0.0:
@@ -130,6 +171,10 @@ _FEW_ARMS = 32  # below this many arms, plain Python floats beat NumPy's per-cal
 
 def check_advice(advice: np.ndarray, n_experts: int, n_actions: int) -> np.ndarray:
     """Validated advice: ``(N,)`` integer recommendations or ``(N, K)`` rows that are distributions."""
+    if type(n_experts) is not int or n_experts < 1:  # the learners' per-round call passes checked ints
+        n_experts = check_scalar(n_experts, "n_experts", "int", min=1)
+    if type(n_actions) is not int or n_actions < 1:
+        n_actions = check_scalar(n_actions, "n_actions", "int", min=1)
     advice = check_array(advice, "advice", ndim=(1, 2))
     if advice.shape == (n_experts,) and advice.dtype.kind in "iu":
         if advice.min() < 0 or advice.max() >= n_actions:
@@ -378,7 +423,7 @@ class FollowTheLeader:
 
     def __init__(self, n_arms: int, prior: float = 0.5) -> None:
         self.n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
-        self.prior = check_loss(prior, bounded=False)
+        self.prior = check_scalar(prior, "prior", "real")
         self.counts = np.zeros(self.n_arms, dtype=int)
         self.sums = np.zeros(self.n_arms)
 
@@ -453,15 +498,23 @@ class BernoulliEnv:
         self.switch_every = (
             default if switch_every is None else check_scalar(switch_every, "switch_every", "int", min=1)
         )
-        self._segment_counts = np.bincount(self.segment(np.arange(self.horizon)), minlength=means.shape[0])
+        self._segment_counts = np.bincount(
+            (np.arange(self.horizon) // self.switch_every) % means.shape[0], minlength=means.shape[0]
+        )
 
     def segment(self, t: np.ndarray | int) -> np.ndarray | int:
-        """Segment index of round(s) ``t``."""
-        return (np.asarray(t) // self.switch_every) % self.means.shape[0]
+        """Segment index of round(s) ``t`` (integers in ``[0, horizon)``, any shape)."""
+        t = check_array(t, "t")
+        if t.dtype.kind not in "iu":
+            raise TypeError(f"t must hold integer rounds, got dtype {t.dtype}")
+        if t.size and (t.min() < 0 or t.max() >= self.horizon):
+            raise ValueError(f"t must lie in [0, {self.horizon - 1}], got values in [{t.min()}, {t.max()}]")
+        return (t // self.switch_every) % self.means.shape[0]
 
     def mean_loss(self, t: np.ndarray, arms: np.ndarray) -> np.ndarray:
-        """Expected losses ``E l_t(arm)`` for arrays of rounds and arms."""
-        return self.means[self.segment(t), np.asarray(arms)]
+        """Expected losses ``E l_t(arm)`` for integer arrays of rounds and arms of one shape."""
+        t, arms = _round_arm_arrays(t, arms, self.horizon, self.n_arms)
+        return self.means[self.segment(t), arms]
 
     def mean_totals(self) -> np.ndarray:
         """``sum_t E l_t(a)`` for every arm (length ``K``)."""
@@ -470,10 +523,7 @@ class BernoulliEnv:
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of the realised losses ``l_t(arm)`` over rounds ``start <= t < stop``."""
         arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
-        if not 0 <= start < stop <= self.horizon:
-            raise ValueError(
-                f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
-            )
+        _rounds(start, stop, self.horizon)
         n_segments, width = self.means.shape[0], self.switch_every
         total, t = 0, int(start)
         while t < stop:
@@ -487,7 +537,9 @@ def switching_means(n_arms: int, n_segments: int, best: float = 0.25, other: flo
     """``(S, K)`` means where arm ``s % K`` is the best arm (mean ``best``) of segment ``s``."""
     check_scalar(n_arms, "n_arms", "int", min=1)
     check_scalar(n_segments, "n_segments", "int", min=1)
-    means = np.full((n_segments, n_arms), float(other))
+    best = check_scalar(best, "best", "real", min=0.0, max=1.0)
+    other = check_scalar(other, "other", "real", min=0.0, max=1.0)
+    means = np.full((n_segments, n_arms), other)
     means[np.arange(n_segments), np.arange(n_segments) % n_arms] = best
     return means
 
@@ -500,8 +552,9 @@ class LossMatrixEnv:
         self.horizon, self.n_arms = self.losses.shape
 
     def mean_loss(self, t: np.ndarray, arms: np.ndarray) -> np.ndarray:
-        """The losses ``l_t(arm)`` (deterministic)."""
-        return self.losses[np.asarray(t), np.asarray(arms)]
+        """The losses ``l_t(arm)`` (deterministic) for integer arrays of rounds and arms of one shape."""
+        t, arms = _round_arm_arrays(t, arms, self.horizon, self.n_arms)
+        return self.losses[t, arms]
 
     def mean_totals(self) -> np.ndarray:
         """``sum_t l_t(a)`` for every arm."""
@@ -510,10 +563,7 @@ class LossMatrixEnv:
     def sample_sum(self, arm: int, start: int, stop: int, rng: np.random.Generator) -> float:
         """Sum of ``l_t(arm)`` over rounds ``start <= t < stop`` (``rng`` unused)."""
         arm = check_scalar(arm, "arm", "int", min=0, max=self.n_arms - 1)
-        if not 0 <= start < stop <= self.horizon:
-            raise ValueError(
-                f"rounds must satisfy 0 <= start < stop <= horizon={self.horizon}, got {start}, {stop}"
-            )
+        _rounds(start, stop, self.horizon)
         return float(self.losses[start:stop, arm].sum())
 
 
@@ -543,12 +593,15 @@ class ExpertAdviceEnv:
 
     def loss(self, t: int, action: int) -> float:
         """The loss ``l_t(action)``."""
+        t = check_scalar(t, "t", "int", min=0, max=self.horizon - 1)
         return float(self.losses[t, check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)])
 
 
 # ----------------------------------------------------------------------------- runners and regret
 def run_bandit(algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, seed: Seed = None) -> np.ndarray:
     """Play ``algorithm`` for ``env.horizon`` rounds, all draws from ``as_generator(seed)``; return the actions."""
+    check_instance(algorithm, "algorithm", BanditAlgorithm, "a bandit algorithm with n_arms, act(rng), update")
+    check_instance(env, "env", (BernoulliEnv, LossMatrixEnv))
     if algorithm.n_arms != env.n_arms:
         raise ValueError(f"algorithm has {algorithm.n_arms} arms but the environment has {env.n_arms}")
     rng = as_generator(seed)
@@ -562,6 +615,9 @@ def run_bandit(algorithm: BanditAlgorithm, env: BernoulliEnv | LossMatrixEnv, se
 
 def run_experts(algorithm: ExpertAlgorithm, env: ExpertAdviceEnv, seed: Seed = None) -> np.ndarray:
     """Play an expert-advice ``algorithm`` for ``env.horizon`` rounds; return the ``(T,)`` actions."""
+    check_instance(algorithm, "algorithm", ExpertAlgorithm,
+                   "an expert-advice algorithm with n_experts, n_actions, act(rng, advice), update")
+    check_instance(env, "env", ExpertAdviceEnv)
     if (algorithm.n_experts, algorithm.n_actions) != (env.n_experts, env.n_actions):
         raise ValueError(
             f"algorithm is for {algorithm.n_experts} experts and {algorithm.n_actions} actions, "
@@ -585,12 +641,14 @@ def regret(actions: np.ndarray, losses: np.ndarray) -> float:
 
 def pseudo_regret(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> float:
     """``sum_t E l_t(I_t) - min_a sum_t E l_t(a)``: regret against the best fixed arm in expectation."""
+    check_instance(env, "env", (BernoulliEnv, LossMatrixEnv))
     actions = _actions(actions, env.horizon, env.n_arms)
     return float(env.mean_loss(np.arange(env.horizon), actions).sum() - env.mean_totals().min())
 
 
 def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.ndarray:
     """Cumulative pseudo-regret after each round against the best fixed arm over the whole horizon."""
+    check_instance(env, "env", (BernoulliEnv, LossMatrixEnv))
     actions = _actions(actions, env.horizon, env.n_arms)
     t = np.arange(env.horizon)
     best = int(np.argmin(env.mean_totals()))
@@ -599,5 +657,6 @@ def regret_curve(env: BernoulliEnv | LossMatrixEnv, actions: np.ndarray) -> np.n
 
 def expert_regret(env: ExpertAdviceEnv, actions: np.ndarray) -> float:
     """``sum_t l_t(I_t) - min_i sum_t <xi_t^i, l_t>``: regret against the best expert in hindsight."""
+    check_instance(env, "env", ExpertAdviceEnv)
     actions = _actions(actions, env.horizon, env.n_actions)
     return float(env.losses[np.arange(env.horizon), actions].sum() - env.expert_totals.min())

@@ -129,7 +129,7 @@ class BatchedPrivateBandit:
 
     def batch_length(self, j: int) -> int:
         """Length ``tau_j`` of batch ``j`` (0-based); only the last batch may be shorter."""
-        check_scalar(j, "batch index", "int", min=0, max=self.n_batches - 1)
+        j = check_scalar(j, "j", "int", min=0, max=self.n_batches - 1)
         return min(self.batch_size, self.horizon - j * self.batch_size)
 
     def noise_scale(self, j: int) -> float:
@@ -173,6 +173,7 @@ class BatchedPrivateBandit:
         Same distribution as ``act``/``update`` round by round with the generator ``as_generator(seed)``
         (identical numbers on deterministic environments), but one ``env.sample_sum`` call per batch.
         """
+        check_instance(env, "env", (BernoulliEnv, LossMatrixEnv))
         rng = as_generator(seed)
         if self.t != 0:
             raise ValueError("run() needs a fresh learner")
@@ -229,8 +230,9 @@ class BatchedExpertsAsArms:
 
     def act(self, rng: np.random.Generator, advice: np.ndarray) -> int:
         """An action drawn from the advice of the batch's expert."""
+        advice = check_advice(advice, self.n_experts, self.n_actions)
         self._expert = self.private.act(rng)
-        row = check_advice(advice, self.n_experts, self.n_actions)[self._expert]
+        row = advice[self._expert]
         self._action = int(row) if np.ndim(row) == 0 else sample_index(rng, row)
         return self._action
 
@@ -372,7 +374,8 @@ def two_batch_audit(
     if horizon % 2:
         raise ValueError(f"horizon must be an even integer (two equal batches), got {horizon}")
     n_arms = check_scalar(n_arms, "n_arms", "int", min=1)
-    values = tuple(check_sequence(loss_values, "loss_values", min_len=1, item=lambda v, _: check_loss(v)))
+    values = tuple(check_sequence(loss_values, "loss_values", min_len=1,
+                                  item=lambda v, name: check_scalar(v, name, "real", min=0.0, max=1.0)))
     rows = list(itertools.product(values, repeat=n_arms))
     sequences = list(itertools.product(range(len(rows)), repeat=horizon))
     if len(sequences) > 20_000:

@@ -59,6 +59,7 @@ from icml25.utils.validation import (
     check_choice,
     check_consistent_length,
     check_instance,
+    check_probability_vector,
     check_scalar,
     check_sequence,
 )
@@ -91,6 +92,17 @@ def _labels(y: Any, n: int, n_classes: int) -> np.ndarray:
     return labels
 
 
+_MODEL_METHODS = ("loss", "grad", "loss_grad", "step", "project", "predict_proba")
+
+
+def _check_model(model: Any, methods: Sequence[str] = _MODEL_METHODS) -> Any:
+    """``model`` if it has ``params`` and the ``OnlineModel`` methods named in ``methods``; else a TypeError."""
+    missing = [m for m in methods if not callable(getattr(model, m, None))]
+    if missing or not hasattr(model, "params"):
+        raise TypeError(f"model must implement OnlineModel; {type(model).__name__} lacks {missing or ['params']}")
+    return model
+
+
 def _softmax(Z: np.ndarray) -> np.ndarray:
     E = np.exp(Z - Z.max(axis=-1, keepdims=True))
     return E / E.sum(axis=-1, keepdims=True)
@@ -109,17 +121,29 @@ class OnlineModel(Protocol):
 
     params: np.ndarray
 
-    def loss(self, X: np.ndarray, y: np.ndarray) -> float: ...
+    def loss(self, X: np.ndarray, y: np.ndarray) -> float:
+        """Mean loss on the batch ``(X, y)``."""
+        raise NotImplementedError
 
-    def grad(self, X: np.ndarray, y: np.ndarray) -> np.ndarray: ...
+    def grad(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Gradient of the mean loss w.r.t. the flat ``params``."""
+        raise NotImplementedError
 
-    def loss_grad(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]: ...
+    def loss_grad(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(loss, grad)`` from one pass."""
+        raise NotImplementedError
 
-    def step(self, grad: np.ndarray, lr: float) -> None: ...
+    def step(self, grad: np.ndarray, lr: float) -> None:
+        """One descent step with learning rate ``lr``."""
+        raise NotImplementedError
 
-    def project(self, radius: float) -> None: ...
+    def project(self, radius: float) -> None:
+        """Project ``params`` onto the l2 ball of ``radius``."""
+        raise NotImplementedError
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray: ...
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities ``(n, C)``."""
+        raise NotImplementedError
 
 
 class _LinearNumpyModel:
@@ -136,11 +160,18 @@ class _LinearNumpyModel:
         self.theta = check_array(value, "params", dtype=float, shape=self.theta.shape, copy=True)
 
     def step(self, grad: np.ndarray, lr: float) -> None:
-        """Gradient step ``theta <- theta - lr * grad``."""
+        """Gradient step ``theta <- theta - lr * grad`` (``grad`` finite, of the shape of ``params``; ``lr > 0``)."""
+        if not (type(grad) is np.ndarray and grad.dtype == np.float64 and grad.shape == self.theta.shape
+                and math.isfinite(grad.sum())):  # the collector's per-round call takes this cheap test only
+            grad = check_array(grad, "grad", shape=self.theta.shape, dtype=float)
+        if type(lr) is not float or not 0.0 < lr < math.inf:
+            lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
         self.theta = self.theta - lr * grad
 
     def project(self, radius: float) -> None:
-        """Euclidean projection onto the ball ``||theta|| <= radius``."""
+        """Euclidean projection onto the ball ``||theta|| <= radius`` (``radius > 0``)."""
+        if type(radius) is not float or not 0.0 < radius < math.inf:
+            radius = check_scalar(radius, "radius", "real", min=0.0, inclusive="neither")
         norm = math.sqrt(self.theta @ self.theta)
         if norm > radius:
             self.theta = self.theta * (radius / norm)
@@ -187,7 +218,8 @@ class LogisticModel(_LinearNumpyModel):
         """Mean loss on ``(X, y)`` of each row of ``params`` (m, p), vectorised (regret curves)."""
         X = _features(X, self.n_features)
         y = _labels(y, len(X), 2)
-        Z = self._logits(X, np.asarray(params, dtype=float))  # (n, m)
+        params = check_array(params, "params", ndim=2, dtype=float, min_len=1, shape=(None, self.theta.size))
+        Z = self._logits(X, params)  # (n, m)
         return np.mean(np.logaddexp(0.0, Z) - y[:, None] * Z, axis=0)
 
 
@@ -261,28 +293,40 @@ class TorchModel:
             torch.optim.Optimizer,
             "a torch.optim.Optimizer",
         )
-        self.loss_fn = loss_fn if loss_fn is not None else torch.nn.functional.cross_entropy
+        self.loss_fn = torch.nn.functional.cross_entropy if loss_fn is None else check_callable(loss_fn, "loss_fn")
 
-    def _tensors(self, X: np.ndarray, y: np.ndarray | None = None) -> tuple[Any, Any]:
-        torch, ref = _torch(), self._parameters[0]
+    def _inputs(self, X: np.ndarray) -> Any:
+        ref = self._parameters[0]
         X = check_array(X, "X", dtype=float, min_len=1)
-        Xt = torch.as_tensor(X, dtype=ref.dtype, device=ref.device)
-        if y is None:
-            return Xt, None
-        y = np.atleast_1d(np.asarray(y))
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must hold one target per row of X ({X.shape[0]}), got shape {y.shape}")
-        yt = torch.as_tensor(y, device=ref.device)
-        return Xt, (yt.long() if y.dtype.kind in "iub" else yt.to(ref.dtype))
+        if X.ndim < 2:
+            raise ValueError(f"X must be a batch of samples (n, ...), got shape {X.shape}")
+        return _torch().as_tensor(X, dtype=ref.dtype, device=ref.device)
+
+    def _targets(self, y: np.ndarray, n: int) -> Any:
+        ref = self._parameters[0]
+        y = check_array(y, "y", ndim=(0, 1))
+        y = np.atleast_1d(y)
+        if y.shape[0] != n:
+            raise ValueError(f"y must hold one target per row of X ({n}), got shape {y.shape}")
+        yt = _torch().as_tensor(y, device=ref.device)
+        return yt.long() if y.dtype.kind in "iub" else yt.to(ref.dtype)
+
+    def _logits(self, Xt: Any) -> Any:
+        logits = self.module(Xt)
+        if logits.ndim != 2 or logits.shape[0] != Xt.shape[0]:
+            raise ValueError(f"X must map to (n, n_classes) logits, got logits of shape {tuple(logits.shape)}")
+        return logits
 
     def loss(self, X: np.ndarray, y: np.ndarray) -> float:
-        Xt, yt = self._tensors(X, y)
+        Xt = self._inputs(X)
+        yt = self._targets(y, Xt.shape[0])
         with _torch().no_grad():
-            return float(self.loss_fn(self.module(Xt), yt))
+            return float(self.loss_fn(self._logits(Xt), yt))
 
     def loss_grad(self, X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-        Xt, yt = self._tensors(X, y)
-        loss = self.loss_fn(self.module(Xt), yt)
+        Xt = self._inputs(X)
+        yt = self._targets(y, Xt.shape[0])
+        loss = self.loss_fn(self._logits(Xt), yt)
         grads = _torch().autograd.grad(loss, self._parameters)
         flat = np.concatenate([g.detach().cpu().numpy().ravel() for g in grads]).astype(float)
         return float(loss.detach()), flat
@@ -292,9 +336,9 @@ class TorchModel:
 
     def step(self, grad: np.ndarray, lr: float) -> None:
         torch = _torch()
-        flat = torch.as_tensor(
-            np.asarray(grad), dtype=self._parameters[0].dtype, device=self._parameters[0].device
-        )
+        grad = check_array(grad, "grad", shape=(sum(p.numel() for p in self._parameters),), dtype=float)
+        lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        flat = torch.as_tensor(grad, dtype=self._parameters[0].dtype, device=self._parameters[0].device)
         offset = 0
         for p in self._parameters:
             p.grad = flat[offset : offset + p.numel()].view_as(p).clone()
@@ -305,6 +349,7 @@ class TorchModel:
 
     def project(self, radius: float) -> None:
         torch = _torch()
+        radius = check_scalar(radius, "radius", "real", min=0.0, inclusive="neither")
         with torch.no_grad():
             norm = float(torch.sqrt(sum((p**2).sum() for p in self._parameters)))
             if norm > radius:
@@ -327,9 +372,9 @@ class TorchModel:
         )
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        Xt, _ = self._tensors(X)
+        Xt = self._inputs(X)
         with _torch().no_grad():
-            return _torch().softmax(self.module(Xt), dim=1).cpu().numpy().astype(float)
+            return _torch().softmax(self._logits(Xt), dim=1).cpu().numpy().astype(float)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return np.argmax(self.predict_proba(X), axis=1)
@@ -502,15 +547,21 @@ class UncertaintySelector(SourceSelector):
 
     def uncertainty(self, proba: np.ndarray) -> float:
         """Mean uncertainty of predicted class probabilities ``proba`` (n, C); larger = less sure."""
-        proba = np.clip(np.asarray(proba, dtype=float), 1e-300, 1.0)
+        proba = np.clip(check_probability_vector(proba, "proba", ndim=2, atol=1e-6), 1e-300, 1.0)
         if self.measure == "entropy":
             return float(np.mean(-np.sum(proba * np.log(proba), axis=1)))
         top2 = np.sort(proba, axis=1)[:, -2:]
         return float(np.mean(1.0 - (top2[:, 1] - top2[:, 0])))
 
     def select(self, rng, model=None, candidates=None) -> int:
-        if model is None or candidates is None or len(candidates) != self.n_sources:
-            raise ValueError(f"{type(self).__name__} needs the model and one candidate batch per source")
+        if model is None or candidates is None:
+            raise ValueError(
+                f"{type(self).__name__} needs the model and one candidate batch per source (model, candidates)"
+            )
+        _check_model(model, ("predict_proba",))
+        candidates = check_sequence(candidates, "candidates")
+        if len(candidates) != self.n_sources:
+            raise ValueError(f"candidates must hold one batch per source ({self.n_sources}), got {len(candidates)}")
         return int(np.argmax([self.uncertainty(model.predict_proba(c)) for c in candidates]))
 
 
@@ -568,14 +619,7 @@ class AdaptiveCollector:
         batch_size: int = 1,
         seed: Seed = None,
     ) -> None:
-        missing = [
-            m
-            for m in ("loss", "grad", "loss_grad", "step", "project", "predict_proba")
-            if not callable(getattr(model, m, None))
-        ]
-        if missing or not hasattr(model, "params"):
-            raise TypeError(f"model must implement OnlineModel; missing {missing or ['params']}")
-        self.model = model
+        self.model = _check_model(model)
         self.selector = check_instance(selector, "selector", SourceSelector)
         self.n_sources = selector.n_sources
         self.loss_bound = check_scalar(loss_bound, "loss_bound", "real", min=0.0, inclusive="neither")
@@ -614,6 +658,8 @@ class AdaptiveCollector:
 
         Returns the loss (clipped to ``[0, loss_bound]``) of the model *before* the step.
         """
+        if type(source) is not int or not 0 <= source < self.n_sources:
+            source = check_scalar(source, "source", "int", min=0, max=self.n_sources - 1)
         loss, grad = self.model.loss_grad(X, y)
         loss, grad = float(loss), np.asarray(grad, dtype=float)
         if not math.isfinite(loss):
@@ -650,6 +696,7 @@ class AdaptiveCollector:
         number of sources (the warm start samples each source once).
         """
         sources = check_sequence(sources, "sources", item=check_callable)
+        record_params = check_bool(record_params, "record_params")
         if len(sources) != self.n_sources:
             raise ValueError(
                 f"sources must be {self.n_sources} callables f(rng, n) -> (X, y), got {len(sources)}"
@@ -713,7 +760,7 @@ class UCBOGD(AdaptiveCollector):
 
 # ------------------------------------------------------------------------------ metrics
 def _check_eval_sets(eval_sets: EvalSets) -> list[tuple[np.ndarray, np.ndarray]]:
-    sets = list(eval_sets)
+    sets = check_sequence(eval_sets, "eval_sets")
     if not sets or not all(isinstance(s, (tuple, list)) and len(s) == 2 for s in sets):
         raise ValueError("eval_sets must be a non-empty sequence of (X, y) pairs, one per source")
     return [(np.asarray(X), np.asarray(y)) for X, y in sets]
@@ -721,6 +768,7 @@ def _check_eval_sets(eval_sets: EvalSets) -> list[tuple[np.ndarray, np.ndarray]]
 
 def source_losses(model: OnlineModel, eval_sets: EvalSets) -> np.ndarray:
     """``L_k(theta)`` estimated on each source's held-out set ``(X_k, y_k)``."""
+    _check_model(model, ("loss",))
     return np.array([model.loss(X, y) for X, y in _check_eval_sets(eval_sets)])
 
 
@@ -731,6 +779,7 @@ def worst_source_loss(model: OnlineModel, eval_sets: EvalSets) -> float:
 
 def source_accuracies(model: OnlineModel, eval_sets: EvalSets) -> np.ndarray:
     """Accuracy of ``argmax predict_proba`` on each source's held-out set."""
+    _check_model(model, ("predict_proba",))
     return np.array(
         [np.mean(np.argmax(model.predict_proba(X), axis=1) == y) for X, y in _check_eval_sets(eval_sets)]
     )
@@ -754,7 +803,8 @@ def solve_minimax(
     Solved as the smooth program ``min_{theta, s} s`` s.t. ``L_k(theta) <= s`` (and the ball)
     with SciPy's SLSQP.  Returns ``(max_k L_k(theta*), theta*)``.
     """
-    theta0 = check_array(theta0, "theta0", dtype=float).ravel()
+    check_callable(losses_and_grads, "losses_and_grads")
+    theta0 = check_array(theta0, "theta0", ndim=1, dtype=float, min_len=1)
     radius = None if radius is None else check_scalar(radius, "radius", "real", min=0.0, inclusive="neither")
     if radius is not None and np.linalg.norm(theta0) > radius:
         theta0 = theta0 * (radius / np.linalg.norm(theta0))
@@ -808,6 +858,7 @@ def minimax_reference(
     the average loss.  Returns ``(L*, theta*)``; ``model`` is not modified.  Suited to convex
     models (logistic, softmax).
     """
+    _check_model(model, ("loss", "grad"))
     sets = _check_eval_sets(eval_sets)
     work = copy.deepcopy(model)
 
@@ -829,6 +880,7 @@ def worst_loss_path(model: OnlineModel, params: np.ndarray, eval_sets: EvalSets)
     Uses the model's vectorised ``loss_path`` when it has one, else evaluates each iterate
     on a copy of the model.
     """
+    _check_model(model, ("loss",))
     params = check_array(params, "params", ndim=2, dtype=float, min_len=1)
     sets = _check_eval_sets(eval_sets)
     if hasattr(model, "loss_path"):

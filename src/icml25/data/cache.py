@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml25.utils.validation import check_callable, check_instance
+
 
 def cache_dir() -> Path:
     """``$ICML25_CACHE``, else ``$XDG_CACHE_HOME/icml25``, else ``~/.cache/icml25``; created if missing."""
@@ -26,6 +28,8 @@ def cached_npz(name: str, make: Callable[[], dict[str, np.ndarray]]) -> dict[str
 
     ``name`` should encode every parameter of the generator (including its seed).
     """
+    check_instance(name, "name", str)
+    check_callable(make, "make")
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"cache name must be a plain file name, got {name!r}")
     path = cache_dir() / f"{name}.npz"
@@ -33,6 +37,8 @@ def cached_npz(name: str, make: Callable[[], dict[str, np.ndarray]]) -> dict[str
         with np.load(path, allow_pickle=False) as stored:
             return {key: stored[key] for key in stored.files}
     arrays = make()
+    if not isinstance(arrays, dict) or not all(isinstance(k, str) for k in arrays):
+        raise TypeError(f"make must return a dict of name -> array, got {type(arrays).__name__}")
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
     os.close(fd)
     try:

@@ -165,6 +165,10 @@ class KnowledgeGraph:
         Assumes functional relations (call :meth:`functional_part` first).
         """
         T = self.triples
+        if mask is not None:
+            mask = check_array(mask, "mask", ndim=1, dtype=None, shape=(len(T),))
+            if mask.dtype != bool:
+                raise TypeError(f"mask must be a boolean array over the {len(T)} triples, got dtype {mask.dtype}")
         second = np.arange(len(T)) if mask is None else np.flatnonzero(mask)
         heads2 = T[second, 0]
         counts = np.bincount(heads2, minlength=self.n_entities)
@@ -178,6 +182,9 @@ class KnowledgeGraph:
 
     def two_hop(self, r1: int | None = None, r2: int | None = None) -> np.ndarray:
         """2-hop facts ``(h, r1, r2, t)``, optionally only those with the given first/second relation."""
+        for name, value in (("r1", r1), ("r2", r2)):
+            if value is not None:
+                check_scalar(value, name, "int", min=0, max=self.n_relations - 1)
         facts, _ = self.functional_part("raise").two_hop_index()
         keep = np.ones(len(facts), dtype=bool)
         if r1 is not None:
@@ -333,7 +340,11 @@ class CompositionSplits:
         return 1 + self.kg.n_relations + self.kg.n_entities
 
     def entity_token(self, e: Any) -> np.ndarray:
-        return np.asarray(e, dtype=np.int64) + 1 + self.kg.n_relations
+        """The token id(s) of entity id(s) ``e`` (entities follow the pad token and the relations)."""
+        ids = check_array(e, "e", dtype=None)
+        if ids.dtype.kind not in "iu" or (ids.size and (ids.min() < 0 or ids.max() >= self.kg.n_entities)):
+            raise ValueError(f"e must hold entity ids in [0, {self.kg.n_entities - 1}], got {e!r}"[:200])
+        return ids.astype(np.int64) + 1 + self.kg.n_relations
 
     def encode(self, facts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Token sequences of facts: atomic ``[h, r, pad]`` read at position 1, inferred ``[h, r1, r2]``
@@ -357,6 +368,7 @@ class CompositionSplits:
 def leakage_counts(splits: CompositionSplits) -> dict[str, int]:
     """How many test queries (h, r1, r2) are among the training inferred facts (``test_id``, ``test_ood``)
     and how many training inferred facts compose an OOD atomic fact (``ood_first_hop``, ``ood_second_hop``)."""
+    check_instance(splits, "splits", CompositionSplits)
     R = splits.kg.n_relations
 
     def key(f: np.ndarray) -> np.ndarray:
@@ -532,6 +544,8 @@ def bridge_free_accuracy(train_inferred: np.ndarray, test: np.ndarray) -> float:
     (a label-prior baseline; nan for an empty test set).  ``train_inferred`` and ``test`` are ``(k, 4)``
     rows ``(h, r1, r2, t)``."""
     train_inferred, test = _as_facts(train_inferred, "train_inferred", (4,)), _as_facts(test, "test", (4,))
+    if not len(train_inferred):
+        raise ValueError("train_inferred must hold at least one fact to take majority tails from")
     if not len(test):
         return float("nan")
     best: dict[tuple[int, int], int] = {}

@@ -35,6 +35,7 @@ from icml25.federated.simulation import (
     ClientFailure,
     FedAvg,
     History,
+    RoundFailedError,
     RoundRecord,
     Strategy,
     check_same_layout,
@@ -47,6 +48,6 @@ __all__ = [
     "dirichlet_partition", "CommunicationLedger", "LedgerEntry",
     "EvaluateIns", "EvaluateRes", "FitIns", "FitRes", "MalformedMessageError", "check_arrays", "deserialize",
     "pack_uint", "payload_bits", "serialize", "unpack_uint",
-    "Client", "ClientFailure", "FedAvg", "History", "RoundRecord", "Strategy", "check_same_layout",
+    "Client", "ClientFailure", "FedAvg", "History", "RoundFailedError", "RoundRecord", "Strategy", "check_same_layout",
     "sample_clients", "simulate", "weighted_average",
 ]

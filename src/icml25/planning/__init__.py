@@ -1,4 +1,4 @@
-"""Planning: robust Monte-Carlo tree search under model ambiguity (robust_mcts)."""
+"""Planning: robust Monte-Carlo tree search under model ambiguity (robust_mcts), its MDPs and gymnasium environments."""
 
 from icml25.planning.ambiguity import (
     KINDS,
@@ -13,8 +13,11 @@ from icml25.planning.robust_mcts import (
     ChanceNode,
     DecisionNode,
     FrozenLake,
+    FrozenLakeEnv,
+    GamblerEnv,
     GamblerProblem,
     GenerativeModel,
+    RandomTreeEnv,
     RandomTreeMDP,
     RobustPowerUCT,
     SearchResult,
@@ -29,8 +32,11 @@ __all__ = [
     "ChanceNode",
     "DecisionNode",
     "FrozenLake",
+    "FrozenLakeEnv",
+    "GamblerEnv",
     "GamblerProblem",
     "GenerativeModel",
+    "RandomTreeEnv",
     "RandomTreeMDP",
     "RobustPowerUCT",
     "SearchResult",

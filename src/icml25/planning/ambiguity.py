@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
+from icml25.planning._kernels import w1_kernel, worst_case_kernel
 from icml25.utils.validation import check_array, check_choice, check_probability_vector, check_scalar
 
 Kind = Literal["tv", "chi2", "wasserstein", "none"]
@@ -83,11 +84,30 @@ def _check_p_v(p: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, v
 
 
+def _check_batch(p: np.ndarray, v: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validated batched operands: ``p`` rows are probability vectors, ``v`` finite and broadcastable."""
+    p = check_array(p, "p", dtype=float, min_len=1)
+    p = check_probability_vector(p, "p", ndim=max(p.ndim, 1))
+    v = check_array(v, "v", dtype=float, min_len=1)
+    if v.ndim == 0 or v.shape[-1] != p.shape[-1]:
+        raise ValueError(f"v must have p's last axis ({p.shape[-1]} entries), got shape {v.shape}")
+    try:
+        np.broadcast_shapes(p.shape, v.shape)
+    except ValueError:
+        raise ValueError(f"p and v must broadcast together, got shapes {p.shape} and {v.shape}") from None
+    return p, v, check_radius(rho)
+
+
 def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     """``min q @ v`` over ``1/2 ||q - p||_1 <= rho`` on the simplex, batched over leading axes.
 
-    ``p`` and ``v`` broadcast to ``(..., S)``; no validation (see :func:`robust_expectation`).
+    ``p``: ``(..., S)`` rows that are probability vectors; ``v``: finite ``(..., S)`` values
+    broadcasting against ``p``; ``rho >= 0``.
     """
+    return _tv_worst(*_check_batch(p, v, rho))
+
+
+def _tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
     nominal = np.einsum("...i,...i->...", p, v)
     if rho == 0.0:
@@ -107,6 +127,14 @@ def tv_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
 
 def chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
     """``min q @ v`` over ``sum_i (q_i - p_i)^2 / p_i <= rho``, batched over leading axes.
+
+    Arguments as in :func:`tv_worst`.
+    """
+    return _chi2_worst(*_check_batch(p, v, rho))
+
+
+def _chi2_worst(p: np.ndarray, v: np.ndarray, rho: float) -> np.ndarray:
+    """Unvalidated :func:`chi2_worst`.
 
     Solved through the dual ``max_eta eta - sqrt((1 + rho) E_p[(eta - v)_+^2])``: on each interval
     ``[v_(j), v_(j+1))`` of the sorted values the maximiser is ``m_j + sqrt(var_j / (c P_j - 1))``
@@ -148,94 +176,62 @@ def w1_worst(p: np.ndarray, v: np.ndarray, rho: float, dist: np.ndarray) -> np.n
     ``g(lam) = -lam rho + sum_i p_i min_j (v_j + lam d_ij)`` is concave and piecewise linear in
     ``lam >= 0``; its kinks are crossings of two lines of one row, ``lam = (v_k - v_j) / (d_ij - d_ik)``,
     so the maximum is taken over ``lam = 0`` and these ``O(S^3)`` points (``O(S^5)`` work: meant
-    for the small supports of a search tree or a sparse transition row).
+    for the small supports of a search tree or a sparse transition row).  ``dist`` must be finite,
+    non-negative and symmetric with a zero diagonal.
     """
-    p, v = np.broadcast_arrays(np.asarray(p, float), np.asarray(v, float))
-    d = np.broadcast_to(np.asarray(dist, float), p.shape + p.shape[-1:])
-    nominal = np.einsum("...i,...i->...", p, v)
-    if rho == 0.0:
-        return nominal
-    v_min = v.min(axis=-1)
-    if math.isinf(rho):
-        return v_min
-    slope = d[..., :, :, None] - d[..., :, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = (v[..., None, None, :] - v[..., None, :, None]) / slope
-    keep = (slope != 0) & np.isfinite(lam) & (lam > 0) & (p[..., :, None, None] > 0)
-    lam = np.where(keep, lam, 0.0).reshape(p.shape[:-1] + (-1,))
-    inner = (v[..., None, None, :] + lam[..., :, None, None] * d[..., None, :, :]).min(axis=-1)
-    dual = np.einsum("...ki,...i->...k", inner, p) - rho * lam
-    return np.clip(dual.max(axis=-1), v_min, nominal)
+    p, v, rho = _check_batch(p, v, rho)
+    d = check_array(dist, "dist", dtype=float)
+    size = p.shape[-1]
+    if d.ndim < 2 or d.ndim > p.ndim + 1 or d.shape[-2:] != (size, size):
+        raise ValueError(f"dist must have shape ({size}, {size}) or p's leading axes + ({size}, {size}), "
+                         f"got shape {d.shape}")
+    try:
+        if np.broadcast_shapes(p.shape + (size,), d.shape) != p.shape + (size,):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"dist must broadcast against p, got shapes {d.shape} and {p.shape}") from None
+    if np.any(d < 0):
+        raise ValueError(f"dist must have non-negative entries, got min {d.min():g}")
+    if not np.allclose(d, np.swapaxes(d, -1, -2), atol=1e-12) or np.any(np.diagonal(d, axis1=-2, axis2=-1) != 0):
+        raise ValueError("dist must be symmetric with a zero diagonal")
+    return w1_kernel(p, v, rho, d)
 
 
 def worst_case(p: Sequence[float], v: Sequence[float], rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
-    """Unvalidated single-instance ``min_{q in B_rho(p)} q @ v`` for the small supports of a search tree.
+    """Single-instance ``min_{q in B_rho(p)} q @ v`` for the small supports of a search tree.
 
     Pure Python versions of :func:`tv_worst` and :func:`chi2_worst` (the same algorithms, without
     NumPy's per-call overhead, which dominates at 2-10 entries); Wasserstein uses the dual's
     breakpoints in pure Python up to 4 entries and :func:`w1_worst` above.  Arguments as in
-    :func:`robust_expectation`, assumed valid.
+    :func:`robust_expectation` (validated the same way; the tree search calls the unvalidated kernel).
     """
-    nominal = math.fsum(pi * vi for pi, vi in zip(p, v, strict=True))
-    if kind == "none" or rho == 0.0:
-        return nominal
-    if len(p) == 1:
-        return float(v[0])
-    if kind == "chi2":
-        pairs = sorted((vi, pi) for pi, vi in zip(p, v, strict=True) if pi > 0)
-    else:
-        pairs = sorted(zip(v, p, strict=True))
-    v_min = pairs[0][0]
-    if math.isinf(rho):
-        return v_min
-    if kind == "tv":
-        if rho >= 1.0 - pairs[0][1]:
-            return v_min
-        moved = rho
-        out = nominal
-        for vi, pi in reversed(pairs):
-            if moved <= 0.0:
-                break
-            taken = min(pi, moved)
-            out -= taken * (vi - v_min)
-            moved -= taken
-        return min(max(out, v_min), nominal)
-    if kind == "chi2":
-        c = 1.0 + rho
-        best = 0.0  # eta = v_min: the dual is 0 after shifting by v_min
-        mass = first = second = 0.0
-        for j, (vj, pj) in enumerate(pairs):
-            x = vj - v_min
-            mass += pj
-            first += pj * x
-            second += pj * x * x
-            upper = pairs[j + 1][0] - v_min if j + 1 < len(pairs) else math.inf
-            candidates = [x]
-            if c * mass > 1.0:
-                mean = first / mass
-                var = max(second / mass - mean * mean, 0.0)
-                candidates.append(min(max(mean + math.sqrt(var / (c * mass - 1.0)), x), upper))
-            for eta in candidates:
-                g = max(mass * eta * eta - 2.0 * first * eta + second, 0.0)
-                best = max(best, eta - math.sqrt(c * g))
-        return min(max(best + v_min, v_min), nominal)
-    k = len(p)
-    if k > 4:
-        return float(w1_worst(np.asarray(p, float), np.asarray(v, float), rho, dist))
-    d = dist.tolist() if isinstance(dist, np.ndarray) else dist
-    lams = [0.0]
-    for i in range(k):
-        if p[i] > 0:
-            for j in range(k):
-                for m in range(k):
-                    slope = d[i][j] - d[i][m]
-                    if slope != 0.0 and (v[m] - v[j]) / slope > 0.0:
-                        lams.append((v[m] - v[j]) / slope)
-    best = max(
-        sum(p[i] * min(v[j] + lam * d[i][j] for j in range(k)) for i in range(k) if p[i] > 0) - rho * lam
-        for lam in lams
-    )
-    return min(max(best, v_min), nominal)
+    if not _plain_valid(p, v, rho, kind, dist):  # lists of floats take this cheap check only
+        kind = check_kind(kind)
+        rho = check_radius(rho)
+        p, v = _check_p_v(p, v)
+        if kind == "wasserstein":
+            if dist is None:
+                raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
+            dist = check_distance_matrix(dist, p.size)
+        p, v = p.tolist(), v.tolist()
+    return worst_case_kernel(p, v, rho, kind, dist)
+
+
+def _plain_valid(p: Any, v: Any, rho: Any, kind: Any, dist: Any) -> bool:
+    """Whether ``worst_case``'s arguments are plainly valid: lists of floats, a float radius, a known kind."""
+    if not (type(p) is list and type(v) is list and 0 < len(p) == len(v) and type(rho) is float and rho >= 0.0
+            and type(kind) is str and kind in KINDS):
+        return False
+    if not (all(type(x) is float and x >= 0.0 for x in p) and abs(math.fsum(p) - 1.0) <= 1e-8
+            and all(type(x) is float and math.isfinite(x) for x in v)):
+        return False
+    if kind != "wasserstein":
+        return True
+    if type(dist) is not np.ndarray or dist.shape != (len(p), len(p)) or dist.dtype.kind != "f":
+        return False
+    d = dist.tolist()
+    return all(math.isfinite(x) and x >= 0.0 and x == d[j][i] and (x == 0.0 or i != j)
+               for i, row in enumerate(d) for j, x in enumerate(row))
 
 
 def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dist: np.ndarray | None = None) -> float:
@@ -255,7 +251,7 @@ def robust_expectation(p: np.ndarray, v: np.ndarray, rho: float, kind: Kind, dis
         dist = check_distance_matrix(dist, p.size)
     if kind == "none" or rho == 0.0:
         return float(p @ v)
-    return worst_case(p.tolist(), v.tolist(), rho, kind, dist)
+    return worst_case_kernel(p.tolist(), v.tolist(), rho, kind, dist)
 
 
 def _support_groups(P: np.ndarray, mask: np.ndarray, support: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -291,7 +287,8 @@ def robust_value_iteration(
     """Exact tabular robust value iteration ``Q = R + gamma * sigma_{P(s,a)}(V)``, ``V = max_a Q``.
 
     ``P``: ``(S, A, S)`` nominal transitions; ``R``: ``(S, A)`` expected rewards (no reward
-    ambiguity); ``gamma`` in ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
+    ambiguity), both finite everywhere (rows of invalid actions are not used); ``gamma`` in
+    ``(0, 1]`` (``1`` only when every policy reaches a terminal state);
     ``kind``/``rho``/``dist`` as in :func:`robust_expectation` (``dist``: ``(S, S)`` over states).
     ``action_mask``: ``(S, A)`` booleans, invalid actions get ``Q = -inf``; ``terminal``: ``(S,)``
     booleans, terminal states have value 0.  ``support="nominal"`` (default) restricts each ball to
@@ -300,11 +297,11 @@ def robust_value_iteration(
     """
     check_kind(kind)
     rho = check_radius(rho)
-    P = check_array(P, "P", ndim=3, dtype=float, finite=False)  # rows of invalid actions are not used
+    P = check_array(P, "P", ndim=3, dtype=float)
     if P.shape[0] != P.shape[2]:
         raise ValueError(f"P must have shape (S, A, S), got shape {P.shape}")
     S, A, _ = P.shape
-    R = check_array(R, "R", shape=(S, A), dtype=float, finite=False)
+    R = check_array(R, "R", shape=(S, A), dtype=float)
     gamma = check_scalar(gamma, "gamma", "real", min=0.0, max=1.0, inclusive="right")
     check_choice(support, "support", ("nominal", "all"))
     tol = check_scalar(tol, "tol", "real", min=0.0)
@@ -317,10 +314,8 @@ def robust_value_iteration(
     if not np.all(mask.any(axis=1) | term):
         raise ValueError("every non-terminal state needs at least one valid action")
     rows = P[mask]
-    if np.any(rows < 0) or not np.all(np.isfinite(rows)) or np.any(np.abs(rows.sum(axis=1) - 1) > 1e-8):
+    if np.any(rows < 0) or np.any(np.abs(rows.sum(axis=1) - 1) > 1e-8):
         raise ValueError("each valid row P[s, a] must be a probability vector (sum 1 within 1e-8)")
-    if not np.all(np.isfinite(R[mask])):
-        raise ValueError("R must be finite on valid actions")
     if kind == "wasserstein":
         if dist is None:
             raise ValueError('kind="wasserstein" needs a ground metric dist of shape (S, S)')
@@ -337,11 +332,11 @@ def robust_value_iteration(
             p = np.take_along_axis(flat_P[rows], idx, axis=1)
             v = V[idx]
             if kind == "tv":
-                sig = tv_worst(p, v, rho)
+                sig = _tv_worst(p, v, rho)
             elif kind == "chi2":
-                sig = chi2_worst(p, v, rho)
+                sig = _chi2_worst(p, v, rho)
             elif kind == "wasserstein":
-                sig = w1_worst(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
+                sig = w1_kernel(p, v, rho, dist[idx[:, :, None], idx[:, None, :]])
             else:
                 sig = np.einsum("ij,ij->i", p, v)
             flat_Q[rows] = R.reshape(-1)[rows] + gamma * sig

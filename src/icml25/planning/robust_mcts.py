@@ -8,6 +8,10 @@ visit-weighted power mean ``V(s) = (sum_a N(s,a)/N(s) Q(s,a)^p)^(1/p)``; actions
 the polynomial bonus ``C N(s)^(1/4) / N(s,a)^(1/2)``.  With radius 0 it is Stochastic-Power-UCT
 (Dam, Maillard & Kaufmann, UAI 2024), the paper's baseline.
 
+The MDPs (``GamblerProblem``, ``FrozenLake``, ``RandomTreeMDP``) are generative models the planner
+queries with explicit states; ``GamblerEnv``, ``FrozenLakeEnv`` and ``RandomTreeEnv`` expose the same
+MDPs as ``gymnasium.Env`` environments (``env.model`` is the wrapped generative model).
+
 Example
 -------
 >>> from icml25.planning import GamblerProblem, RobustPowerUCT
@@ -25,20 +29,35 @@ import math
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+import gymnasium
 import numpy as np
+from gymnasium import spaces
 
-from icml25.planning.ambiguity import Kind, check_kind, check_radius, worst_case
+from icml25.planning._kernels import worst_case_kernel
+from icml25.planning.ambiguity import Kind, check_kind, check_radius
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_callable, check_choice, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_consistent_length,
+    check_instance,
+    check_probability_vector,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = [
     "ChanceNode",
     "DecisionNode",
     "FrozenLake",
+    "FrozenLakeEnv",
+    "GamblerEnv",
     "GamblerProblem",
     "GenerativeModel",
+    "RandomTreeEnv",
     "RandomTreeMDP",
     "RobustPowerUCT",
     "SearchResult",
@@ -58,25 +77,59 @@ class GenerativeModel(Protocol):
     also define ``distance(s, s2) -> float`` (the Wasserstein ground metric).
     """
 
-    def actions(self, state: Any) -> Sequence[int]: ...
+    def actions(self, state: Any) -> Sequence[int]:
+        """The actions available in ``state``."""
+        raise NotImplementedError
 
-    def step(self, state: Any, action: int, rng: np.random.Generator) -> tuple[Any, float, bool]: ...
+    def step(self, state: Any, action: int, rng: np.random.Generator) -> tuple[Any, float, bool]:
+        """One sampled transition ``(s_next, reward, done)``, every draw from ``rng``."""
+        raise NotImplementedError
 
-    def is_terminal(self, state: Any) -> bool: ...
+    def is_terminal(self, state: Any) -> bool:
+        """Whether ``state`` ends the episode."""
+        raise NotImplementedError
 
-    def state_key(self, state: Any) -> Hashable: ...
+    def state_key(self, state: Any) -> Hashable:
+        """A hashable id of ``state``."""
+        raise NotImplementedError
 
 
 def power_mean(values: Sequence[float], weights: Sequence[float], p: float) -> float:
     """Weighted power mean ``(sum_i w_i x_i^p)^(1/p)`` of non-negative ``values`` (weights sum to 1).
 
-    ``p = 1`` is the weighted mean, ``p = inf`` the maximum (the limit of the paper's backup).
+    ``p >= 1`` as in Power-UCT (Dam et al.), where the power mean lies between the weighted mean
+    (``p = 1``) and the maximum (``p = inf``, the limit of the paper's backup); ``p < 1`` is rejected.
+    Large ``p`` is computed as ``m (sum_i w_i (x_i / m)^p)^(1/p)`` with ``m = max x``, so it neither
+    overflows nor underflows.
     """
+    values = check_array(values, "values", ndim=1, dtype=float, min_len=1)
+    if np.any(values < 0):
+        raise ValueError(f"values must be non-negative, got min {values.min():g}")
+    weights = check_probability_vector(weights, "weights")
+    check_consistent_length(values, weights, names=("values", "weights"))
+    p = check_scalar(p, "p", "real", min=1.0, allow_inf=True)
+    return _power_mean(values.tolist(), weights.tolist(), p)
+
+
+def _power_mean(values: Sequence[float], weights: Sequence[float], p: float) -> float:
+    """Unvalidated :func:`power_mean` (the tree search's backup)."""
     if math.isinf(p):
         return max(values)
     if p == 1.0:
         return math.fsum(w * x for w, x in zip(weights, values, strict=True))
-    return math.fsum(w * x**p for w, x in zip(weights, values, strict=True)) ** (1.0 / p)
+    try:
+        total = math.fsum(w * x**p for w, x in zip(weights, values, strict=True))
+    except OverflowError:
+        total = math.inf
+    if _TINY < total < math.inf:  # x^p representable: the direct formula is exact to rounding
+        return total ** (1.0 / p)
+    top = max(values)
+    if top == 0.0:
+        return 0.0
+    return top * math.fsum(w * (x / top) ** p for w, x in zip(weights, values, strict=True)) ** (1.0 / p)
+
+
+_TINY = 1e-150  # below this sum of powers, terms may have underflowed: rescale by the maximum
 
 
 def check_theory_exponents(constants: Sequence[tuple[float, float, float]], p: float) -> None:
@@ -86,9 +139,9 @@ def check_theory_exponents(constants: Sequence[tuple[float, float, float]], p: f
     if ``1 <= p <= 2``, ``alpha_i <= beta_i / 2``, else ``0 < alpha_i - beta_i / p < 1``; and between
     consecutive depths ``beta_i = b_{i+1} - 1``, ``alpha_i = (b_{i+1} - 1)(1 - b_{i+1} / alpha_{i+1})``.
     """
-    consts = [tuple(float(x) for x in c) for c in constants]
-    if not consts or any(len(c) != 3 for c in consts):
-        raise ValueError("theory constants must be a non-empty sequence of (b, alpha, beta) triples")
+    p = check_scalar(p, "p", "real", min=1.0, allow_inf=True)
+    consts = check_sequence(constants, "constants", min_len=1,
+                            item=lambda c, name: tuple(check_array(c, name, shape=(3,), dtype=float).tolist()))
     for i, (b, alpha, beta) in enumerate(consts):
         if not (alpha > 0 and beta > 0 and alpha / 2 <= b < alpha):
             raise ValueError(f"depth {i}: need alpha, beta > 0 and alpha/2 <= b < alpha, got {(b, alpha, beta)}")
@@ -221,10 +274,14 @@ class RobustPowerUCT:
         n_rollouts = check_scalar(n_rollouts, "n_rollouts", "int", min=1)
         if rollout_policy is not None:
             check_callable(rollout_policy, "rollout_policy")
+        if dist_fn is not None:
+            check_callable(dist_fn, "dist_fn")
         if exponents == "constant":
-            e_big = check_scalar(bonus_exponents[0], "bonus_exponents[0] (e_N)", "real", min=0.0)
-            e_small = check_scalar(bonus_exponents[1], "bonus_exponents[1] (e_n)", "real", min=0.0,
-                                   inclusive="neither")
+            pair = check_sequence(bonus_exponents, "bonus_exponents")
+            if len(pair) != 2:
+                raise ValueError(f"bonus_exponents must be a pair (e_N, e_n), got {bonus_exponents!r}")
+            e_big = check_scalar(pair[0], "bonus_exponents[0] (e_N)", "real", min=0.0)
+            e_small = check_scalar(pair[1], "bonus_exponents[1] (e_n)", "real", min=0.0, inclusive="neither")
             self._exponents = [(e_big, e_small)] * max_depth
         else:
             if theory_constants is None or len(theory_constants) != max_depth + 1:
@@ -256,11 +313,15 @@ class RobustPowerUCT:
     def search(self, root_state: Any, num_simulations: int) -> SearchResult:
         """Run ``num_simulations`` simulations from ``root_state`` and return the greedy action."""
         num_simulations = check_scalar(num_simulations, "num_simulations", "int", min=1)
-        if self.model.is_terminal(root_state):
-            raise ValueError("the root state is terminal: there is nothing to plan")
-        actions = list(self.model.actions(root_state))
+        try:
+            terminal = self.model.is_terminal(root_state)
+            actions = None if terminal else list(self.model.actions(root_state))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"root_state {root_state!r} is not a state of the model: {exc}") from exc
+        if terminal:
+            raise ValueError(f"root_state {root_state!r} is terminal: there is nothing to plan")
         if not actions:
-            raise ValueError("the root state has no actions")
+            raise ValueError(f"root_state {root_state!r} has no actions")
         if num_simulations < len(actions):
             warnings.warn(
                 f"num_simulations={num_simulations} < {len(actions)} actions: some root actions stay untried",
@@ -300,7 +361,7 @@ class RobustPowerUCT:
         chance.q = self._robust_q(chance)
         node.visits += 1
         tried = node.children.values()
-        node.value = power_mean([ch.q for ch in tried], [ch.visits / node.visits for ch in tried], self.p)
+        node.value = _power_mean([ch.q for ch in tried], [ch.visits / node.visits for ch in tried], self.p)
 
     def _select(self, node: DecisionNode, actions: Sequence[int]) -> ChanceNode:
         for a in actions:
@@ -356,12 +417,12 @@ class RobustPowerUCT:
             p_r = [chance.reward_counts[b] / chance.visits for b in bins]
             r_vals = np.array([chance.reward_sums[b] / chance.reward_counts[b] for b in bins])
             d_r = np.abs(r_vals[:, None] - r_vals[None, :]) / self.r_max
-            r_hat = worst_case(p_r, r_vals.tolist(), self.rho_reward, self.kind, d_r)
+            r_hat = worst_case_kernel(p_r, r_vals.tolist(), self.rho_reward, self.kind, d_r)
         if len(chance.children) == 1:
             return r_hat + self.gamma * chance.children[0].value
         p = [n / chance.visits for n in chance.counts]
         v = [ch.value for ch in chance.children]
-        return r_hat + self.gamma * worst_case(p, v, self.rho_transition, self.kind, chance.dist)
+        return r_hat + self.gamma * worst_case_kernel(p, v, self.rho_transition, self.kind, chance.dist)
 
     def _rollout(self, state: Any) -> float:
         """Discounted return of the rollout policy from ``state`` for up to ``rollout_depth`` steps."""
@@ -423,21 +484,41 @@ class GamblerProblem:
         self.p_win = check_scalar(p_win, "p_win", "real", min=0.0, max=1.0)
 
     def actions(self, state: int) -> list[int]:
+        """The bets ``1..min(state, goal - state)`` (none at a terminal capital)."""
+        if type(state) is not int or not 0 <= state <= self.goal:
+            state = check_scalar(state, "state", "int", min=0, max=self.goal)
         return list(range(1, min(state, self.goal - state) + 1))
 
     def step(self, state: int, action: int, rng: np.random.Generator) -> tuple[int, float, bool]:
+        """Bet ``action`` at capital ``state``: win it with probability ``p_win``, else lose it."""
+        if type(state) is not int or not 0 <= state <= self.goal:
+            state = check_scalar(state, "state", "int", min=0, max=self.goal)
+        if type(action) is not int:
+            action = check_scalar(action, "action", "int")
         if not 1 <= action <= min(state, self.goal - state):
-            raise ValueError(f"bet {action} is not allowed at capital {state}")
+            raise ValueError(
+                f"action (bet) {action} is not allowed at state (capital) {state}: "
+                f"bets are 1..{min(state, self.goal - state)}"
+            )
         nxt = state + action if rng.random() < self.p_win else state - action
         return nxt, float(nxt == self.goal), nxt in (0, self.goal)
 
     def is_terminal(self, state: int) -> bool:
+        """Capital 0 (ruin) or ``goal``."""
+        if type(state) is not int or not 0 <= state <= self.goal:
+            state = check_scalar(state, "state", "int", min=0, max=self.goal)
         return state <= 0 or state >= self.goal
 
     def state_key(self, state: int) -> int:
+        """The capital itself."""
+        if type(state) is not int or not 0 <= state <= self.goal:
+            state = check_scalar(state, "state", "int", min=0, max=self.goal)
         return state
 
     def distance(self, s: int, s2: int) -> float:
+        """Ground metric ``|s - s2| / goal``."""
+        s = check_scalar(s, "s", "int", min=0, max=self.goal)
+        s2 = check_scalar(s2, "s2", "int", min=0, max=self.goal)
         return abs(s - s2) / self.goal
 
     def tabular(self) -> TabularMDP:
@@ -487,20 +568,38 @@ class RandomTreeMDP:
             nxt += n_actions * n_next
 
     def actions(self, state: int) -> list[int]:
+        """``0..n_actions - 1`` (none at a leaf)."""
         return [] if self.is_terminal(state) else list(range(self.n_actions))
 
     def step(self, state: int, action: int, rng: np.random.Generator) -> tuple[int, float, bool]:
+        """Sample a child of the non-leaf ``state`` under ``action``."""
+        n_internal = self.children.shape[0]
+        if type(state) is not int or not 0 <= state < n_internal:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
+            if state >= n_internal:
+                raise ValueError(f"state {state} is a leaf (terminal): it has no actions")
+        if type(action) is not int or not 0 <= action < self.n_actions:
+            action = check_scalar(action, "action", "int", min=0, max=self.n_actions - 1)
         j = int(np.searchsorted(np.cumsum(self.probs[state, action]), rng.random(), side="right"))
         nxt = int(self.children[state, action, min(j, self.n_next - 1)])
         return nxt, float(self.rewards[state, action]), self.is_terminal(nxt)
 
     def is_terminal(self, state: int) -> bool:
+        """Whether ``state`` is a leaf (depth ``depth``)."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
         return bool(self.level[state] >= self.depth)
 
     def state_key(self, state: int) -> int:
+        """The state index itself."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
         return state
 
     def distance(self, s: int, s2: int) -> float:
+        """The discrete metric: 1 between distinct states."""
+        s = check_scalar(s, "s", "int", min=0, max=self.n_states - 1)
+        s2 = check_scalar(s2, "s2", "int", min=0, max=self.n_states - 1)
         return float(s != s2)
 
     def tabular(self) -> TabularMDP:
@@ -529,6 +628,9 @@ class FrozenLake:
     MOVES = ((0, -1), (1, 0), (0, 1), (-1, 0))
 
     def __init__(self, map: str | Sequence[str] = "4x4", p_slip: float = 0.3) -> None:
+        rows_ok = isinstance(map, Sequence) and len(map) > 0 and all(isinstance(r, str) for r in map)
+        if not (isinstance(map, str) or rows_ok):
+            raise TypeError(f"map must be a name in {tuple(self.MAPS)} or a non-empty list of strings, got {map!r}")
         rows = self.MAPS.get(map) if isinstance(map, str) else tuple(map)
         if rows is None:
             raise ValueError(f"map must be one of {tuple(self.MAPS)} or a list of equal-length strings over 'SFHG'")
@@ -540,6 +642,7 @@ class FrozenLake:
         self.desc = np.array([list(r) for r in rows])
         self.nrow, self.ncol = self.desc.shape
         self.start = int(np.flatnonzero(self.desc.reshape(-1) == "S")[0])
+        self.n_states = self.nrow * self.ncol
 
     def _move(self, state: int, action: int) -> int:
         r, c = divmod(state, self.ncol)
@@ -547,9 +650,17 @@ class FrozenLake:
         return min(max(r + dr, 0), self.nrow - 1) * self.ncol + min(max(c + dc, 0), self.ncol - 1)
 
     def actions(self, state: int) -> list[int]:
+        """The four moves (0 left, 1 down, 2 right, 3 up) in every cell."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
         return [0, 1, 2, 3]
 
     def step(self, state: int, action: int, rng: np.random.Generator) -> tuple[int, float, bool]:
+        """Move ``action`` from cell ``state``; w.p. ``p_slip`` the move is uniformly random instead."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
+        if type(action) is not int or not 0 <= action < 4:
+            action = check_scalar(action, "action", "int", min=0, max=3)
         if rng.random() < self.p_slip:
             action = int(rng.integers(4))
         nxt = self._move(state, action)
@@ -557,12 +668,21 @@ class FrozenLake:
         return nxt, float(cell == "G"), cell in "HG"
 
     def is_terminal(self, state: int) -> bool:
+        """Holes and goals end the episode."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
         return self.desc.reshape(-1)[state] in "HG"
 
     def state_key(self, state: int) -> int:
+        """The cell index itself."""
+        if type(state) is not int or not 0 <= state < self.n_states:
+            state = check_scalar(state, "state", "int", min=0, max=self.n_states - 1)
         return state
 
     def distance(self, s: int, s2: int) -> float:
+        """Manhattan distance divided by ``(nrow - 1) + (ncol - 1)``."""
+        s = check_scalar(s, "s", "int", min=0, max=self.n_states - 1)
+        s2 = check_scalar(s2, "s2", "int", min=0, max=self.n_states - 1)
         (r1, c1), (r2, c2) = divmod(s, self.ncol), divmod(s2, self.ncol)
         return (abs(r1 - r2) + abs(c1 - c2)) / (self.nrow + self.ncol - 2)
 
@@ -581,6 +701,103 @@ class FrozenLake:
         return TabularMDP(P, R, mask, terminal, dist, np.arange(4), cells == "G")
 
 
+# ------------------------------------------------------------------------ gymnasium environments
+class _ModelEnv(gymnasium.Env):
+    """A ``gymnasium.Env`` over a tabular generative model (integer states, ``Discrete`` spaces).
+
+    ``model`` is the wrapped :class:`GenerativeModel` (give it to :class:`RobustPowerUCT`); every
+    transition is ``model.step(state, action, np_random)``, so the episode's randomness comes from
+    ``reset(seed=...)``.  An episode is truncated after ``max_episode_steps`` steps.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+
+    def __init__(self, model: Any, n_states: int, n_actions: int, max_episode_steps: int) -> None:
+        self.model = model
+        self.observation_space = spaces.Discrete(n_states)
+        self.action_space = spaces.Discrete(n_actions)
+        self.max_episode_steps = check_scalar(max_episode_steps, "max_episode_steps", "int", min=1)
+        self.state: int | None = None
+        self._steps = 0
+
+    def _initial_state(self) -> int:
+        raise NotImplementedError
+
+    def _model_action(self, state: int, action: int) -> int:
+        return action
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict]:
+        """Start an episode; ``seed`` (an int >= 0) reseeds ``np_random``.  ``options`` is not used."""
+        if seed is not None:
+            seed = check_scalar(seed, "seed", "int", min=0)
+        if options is not None:
+            check_instance(options, "options", dict)
+        super().reset(seed=seed)
+        self.state, self._steps = self._initial_state(), 0
+        return self.state, {}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict]:
+        """Apply ``action``; returns ``(observation, reward, terminated, truncated, info)``."""
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an integer in [0, {self.action_space.n - 1}], got {action!r}")
+        if self.state is None or self.model.is_terminal(self.state):
+            raise ValueError("the episode has ended (or never started): call reset() first")
+        state, reward, done = self.model.step(self.state, self._model_action(self.state, int(action)), self.np_random)
+        self.state, self._steps = int(state), self._steps + 1
+        terminated = bool(done or self.model.is_terminal(self.state))
+        truncated = not terminated and self._steps >= self.max_episode_steps
+        return self.state, float(reward), terminated, truncated, {}
+
+
+class GamblerEnv(_ModelEnv):
+    """The Gambler's Problem (:class:`GamblerProblem`) as a ``gymnasium.Env``.
+
+    Observation: the capital in ``0..goal``; action ``a`` in ``0..goal // 2 - 1`` bets ``a + 1``,
+    capped at ``min(capital, goal - capital)`` (the largest allowed bet); reward 1 on reaching the
+    goal.  ``start``: the initial capital in ``1..goal - 1``, or ``None`` for a uniformly random one.
+    """
+
+    def __init__(self, goal: int = 10, p_win: float = 0.6, start: int | None = None,
+                 max_episode_steps: int = 1000) -> None:
+        model = GamblerProblem(goal, p_win)
+        self.start = None if start is None else check_scalar(start, "start", "int", min=1, max=model.goal - 1)
+        super().__init__(model, model.goal + 1, model.goal // 2, max_episode_steps)
+
+    def _initial_state(self) -> int:
+        return int(self.np_random.integers(1, self.model.goal)) if self.start is None else self.start
+
+    def _model_action(self, state: int, action: int) -> int:
+        return min(action + 1, state, self.model.goal - state)
+
+
+class FrozenLakeEnv(_ModelEnv):
+    """Frozen Lake with the paper's slip model (:class:`FrozenLake`) as a ``gymnasium.Env``.
+
+    Observation: the cell ``row * ncol + col``; actions 0 left, 1 down, 2 right, 3 up; reward 1 on
+    reaching G; holes and G terminate; truncated after ``max_episode_steps`` (100, as gymnasium's
+    ``FrozenLake-v1`` 4x4).
+    """
+
+    def __init__(self, map: str | Sequence[str] = "4x4", p_slip: float = 0.3, max_episode_steps: int = 100) -> None:
+        model = FrozenLake(map, p_slip)
+        super().__init__(model, model.n_states, 4, max_episode_steps)
+
+    def _initial_state(self) -> int:
+        return self.model.start
+
+
+class RandomTreeEnv(_ModelEnv):
+    """A :class:`RandomTreeMDP` (built from ``seed``) as a ``gymnasium.Env``: episodes start at the root
+    (state 0) and terminate at a leaf after ``depth`` steps."""
+
+    def __init__(self, depth: int = 2, n_actions: int = 3, n_next: int = 3, seed: Seed = None) -> None:
+        model = RandomTreeMDP(depth, n_actions, n_next, seed=seed)
+        super().__init__(model, model.n_states, model.n_actions, model.depth)
+
+    def _initial_state(self) -> int:
+        return 0
+
+
 def success_probability(mdp: TabularMDP, policy: np.ndarray, start: int) -> float:
     """Exact probability of ending in a goal state from ``start`` under a deterministic ``policy``.
 
@@ -588,8 +805,12 @@ def success_probability(mdp: TabularMDP, policy: np.ndarray, start: int) -> floa
     Markov chain ``x = P_pi x`` with ``x = 1`` on goals, ``0`` on other terminals, restricted to the
     states that can reach a terminal state (the others never succeed).
     """
+    check_instance(mdp, "mdp", TabularMDP)
     S = mdp.P.shape[0]
-    policy = check_array(policy, "policy", shape=(S,), dtype=int)
+    start = check_scalar(start, "start", "int", min=0, max=S - 1)
+    policy = check_array(policy, "policy", shape=(S,))
+    if policy.dtype.kind not in "iu":
+        raise TypeError(f"policy must be an array of integer action columns, got dtype {policy.dtype}")
     live = ~mdp.terminal
     if not np.all(mdp.action_mask[live, np.clip(policy, 0, None)[live]]) or np.any(policy[live] < 0):
         raise ValueError("policy picks an invalid action at some non-terminal state")

@@ -45,7 +45,7 @@ from icml25.data.knowledge_graph import (
     random_kg,
 )
 from icml25.utils.random import Seed, as_generator, seeded, torch_generator
-from icml25.utils.validation import check_choice, check_instance, check_scalar
+from icml25.utils.validation import check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = [
     "KnowledgeGraph",
@@ -96,11 +96,9 @@ class TinyGPT(nn.Module):
             init_gpt_weights(self, n_layers)
 
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
-        check_instance(tokens, "tokens", torch.Tensor, "a torch.Tensor")
+        check_tensor(tokens, "tokens", ndim=2)
         if tokens.dtype not in (torch.int64, torch.int32):
             raise TypeError(f"tokens must be an integer tensor, got dtype {tokens.dtype}")
-        if tokens.dim() != 2:
-            raise ValueError(f"tokens must have shape (batch, length), got shape {tuple(tokens.shape)}")
         B, L = tokens.shape
         if not 1 <= L <= self.max_len:
             raise ValueError(f"tokens must have a length in [1, {self.max_len}], got {L}")
@@ -110,7 +108,7 @@ class TinyGPT(nn.Module):
         if positions is None:
             positions = torch.full((B,), L - 1, dtype=torch.long, device=tokens.device)
         else:
-            check_instance(positions, "positions", torch.Tensor, "a torch.Tensor")
+            check_tensor(positions, "positions", ndim=1)
             if positions.dtype not in (torch.int64, torch.int32):
                 raise TypeError(f"positions must be an integer tensor, got dtype {positions.dtype}")
             if positions.shape != (B,):

@@ -34,7 +34,15 @@ from torch import nn
 
 from icml25.attention.transformer import TransformerBlock, init_gpt_weights
 from icml25.utils.random import Seed, as_generator, seeded
-from icml25.utils.validation import check_array, check_callable, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_tensor,
+)
 
 __all__ = [
     "STRATEGIES",
@@ -68,10 +76,10 @@ COLLAPSE_NORM = 0.2  # collapse diagnostic (our choice): an output point with no
 # ---------------------------------------------------------------------------------------------
 # checks
 # ---------------------------------------------------------------------------------------------
-def _check_problem(N: int, q: int) -> tuple[int, int]:
-    N, q = check_scalar(N, "N", "int", min=1), check_scalar(q, "q", "int", min=2, max=2**31)
+def _check_problem(N: int, q: int, name: str = "N") -> tuple[int, int]:
+    N, q = check_scalar(N, name, "int", min=1), check_scalar(q, "q", "int", min=2, max=2**31)
     if N * q * q >= 2**63:  # the sq_sum / sum_sq targets square values < q before reducing
-        raise ValueError(f"N * q**2 must be < 2**63 to avoid int64 overflow, got N={N}, q={q}")
+        raise ValueError(f"{name} * q**2 must be < 2**63 to avoid int64 overflow, got {name}={N}, q={q}")
     return N, q
 
 
@@ -171,9 +179,12 @@ class ModularSumSampler:
         self.strategy = check_choice(strategy, "strategy", STRATEGIES)
         self.function = check_choice(function, "function", FUNCTIONS)
         self.secret = None if secret is None else _check_residues(secret, self.q, "secret")
+        if self.secret is not None and self.secret.shape != (self.N,):
+            raise ValueError(f"secret must have shape ({self.N},), got {self.secret.shape}")
         self.rng = as_generator(seed)
 
     def sample(self, m: int, max_nonzero: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        m = check_scalar(m, "m", "int", min=0)
         x = sample_inputs(m, self.N, self.q, self.strategy, self.rng, max_nonzero)
         return x, targets(x, self.q, self.function, self.secret)
 
@@ -187,7 +198,7 @@ class LWESampler:
 
     def __init__(self, n: int, q: int, hamming_weight: int, sigma: float = 3.0,
                  seed: Seed = None) -> None:
-        self.n, self.q = _check_problem(n, q)
+        self.n, self.q = _check_problem(n, q, "n")
         self.hamming_weight = check_scalar(hamming_weight, "hamming_weight", "int", min=1, max=self.n)
         self.sigma = check_scalar(sigma, "sigma", "real", min=0.0)
         self.rng = as_generator(seed)
@@ -258,6 +269,8 @@ class ModularTransformer(nn.Module):
         self.hidden = check_scalar(hidden, "hidden", "int", min=1)
         self.n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
         n_heads = max(1, hidden // 64) if n_heads is None else check_scalar(n_heads, "n_heads", "int", min=1)
+        check_bool(positional, "positional")
+        check_bool(final_norm, "final_norm")
         # the layers' default initialisation is overwritten below; with a seed it must not advance the caller's RNG
         with torch.random.fork_rng(devices=[]) if seed is not None else nullcontext():
             self.embed = nn.Linear(2, hidden, bias=False) if emb_input == "angular" else nn.Embedding(q, hidden)
@@ -273,9 +286,9 @@ class ModularTransformer(nn.Module):
             nn.init.normal_(self.extra_token, 0.0, 0.02)
 
     def _check_input(self, x: torch.Tensor) -> None:
-        check_instance(x, "x", torch.Tensor, "a torch.Tensor")
-        if x.dim() != 2 or x.shape[1] != self.N:
-            raise ValueError(f"x must have shape (batch, {self.N}), got {tuple(x.shape)}")
+        check_tensor(x, "x", ndim=2)
+        if x.shape[0] == 0 or x.shape[1] != self.N:
+            raise ValueError(f"x must have shape (batch, {self.N}) with batch >= 1, got {tuple(x.shape)}")
         if x.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
             raise TypeError(f"x must be an integer tensor, got {x.dtype}")
         if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.q):
@@ -298,11 +311,11 @@ class ModularTransformer(nn.Module):
 # losses (Section 5); z = output point (B, 2), t = target point (B, 2)
 # ---------------------------------------------------------------------------------------------
 def _check_points(z: torch.Tensor, t: torch.Tensor) -> None:
-    check_instance(z, "z", torch.Tensor, "a torch.Tensor")
-    check_instance(t, "t", torch.Tensor, "a torch.Tensor")
-    if z.dim() != 2 or z.shape[1] != 2 or t.shape != z.shape:
+    check_tensor(z, "z", ndim=2, floating=True)
+    check_tensor(t, "t", ndim=2, floating=True)
+    if z.shape[0] == 0 or z.shape[1] != 2 or t.shape != z.shape:
         raise ValueError(f"z and t must be tensors of the same shape (batch, 2), got "
-                         f"{getattr(z, 'shape', type(z))} and {getattr(t, 'shape', type(t))}")
+                         f"{tuple(z.shape)} and {tuple(t.shape)} (batch >= 1)")
 
 
 class AngularMSE(nn.Module):

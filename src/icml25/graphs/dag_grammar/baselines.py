@@ -14,7 +14,7 @@ import networkx as nx
 
 from icml25.graphs.dag_grammar.grammar import graph_hash, is_isomorphic
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_choice, check_instance
+from icml25.utils.validation import check_callable, check_choice, check_instance, check_scalar, check_sequence
 
 Order = Literal["default", "bfs", "random"]
 
@@ -64,8 +64,12 @@ def node_string(graph: nx.DiGraph, order: Order = "default", seed: Seed = None,
 
 def graph_from_node_string(tokens: Sequence[tuple]) -> nx.DiGraph:
     """The DAG of a node string (vertices ``0..n-1`` in string order, edges without labels)."""
+    tokens = check_sequence(tokens, "tokens", min_len=1)
     graph = nx.DiGraph()
-    for j, (label, bits) in enumerate(tokens):
+    for j, token in enumerate(tokens):
+        if not isinstance(token, (tuple, list)) or len(token) != 2 or not isinstance(token[1], (tuple, list)):
+            raise TypeError(f"tokens[{j}] must be a (label, edge bits) pair, got {token!r}")
+        label, bits = token
         if len(bits) != j:
             raise ValueError(f"token {j} must have {j} edge bits, got {len(bits)}")
         graph.add_node(j, label=label)
@@ -79,7 +83,9 @@ def count_topological_orders(graph: nx.DiGraph, *, max_vertices: int = 25) -> in
     ``dp[S]`` counts the orders of the down-set ``S``; only down-sets are visited, so chains and
     sparse DAGs are fast.  Raises ``ValueError`` above ``max_vertices`` vertices.
     """
-    if not isinstance(graph, nx.DiGraph) or not nx.is_directed_acyclic_graph(graph):
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
+    max_vertices = check_scalar(max_vertices, "max_vertices", "int", min=1)
+    if not nx.is_directed_acyclic_graph(graph):
         raise ValueError("graph must be a networkx.DiGraph without cycles")
     n = graph.number_of_nodes()
     if n > max_vertices:
@@ -106,8 +112,12 @@ def generation_metrics(generated: Sequence[nx.DiGraph | None], training: Sequenc
     training graph (fraction of valid ones).  Unique: distinct isomorphism classes among the
     valid graphs divided by their number.
     """
-    if len(generated) == 0:
-        raise ValueError("generated must not be empty")
+    generated = check_sequence(generated, "generated", min_len=1, item=lambda g, name: g if g is None else
+                               check_instance(g, name, nx.DiGraph, "a networkx.DiGraph or None"))
+    training = check_sequence(training, "training", min_len=1,
+                              item=lambda g, name: check_instance(g, name, nx.DiGraph, "a networkx.DiGraph"))
+    if is_valid is not None:
+        check_callable(is_valid, "is_valid")
     valid = [g for g in generated if g is not None and (is_valid is None or is_valid(g))]
     buckets: dict[str, list[nx.DiGraph]] = {}
     for g in training:

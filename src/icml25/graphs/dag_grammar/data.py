@@ -12,7 +12,7 @@ import networkx as nx
 import numpy as np
 
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_bool, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar, check_sequence
 
 ENAS_OPS = ("conv3", "sep3", "conv5", "sep5", "avg3", "max3")
 ENAS_OP_VALUE = {"conv3": 0.06, "sep3": 0.05, "conv5": 0.08, "sep5": 0.07, "avg3": 0.01, "max3": 0.02}
@@ -66,6 +66,7 @@ def make_enas_like(n: int, seed: Seed = 0, *, n_hidden: int = 6,
 
 def is_valid_enas(graph: nx.DiGraph) -> bool:
     """D-VAE's validity of a cell: acyclic, one ``input`` (the only source), one ``output`` (the only sink)."""
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
     if graph.number_of_nodes() < 2 or not nx.is_directed_acyclic_graph(graph):
         return False
     labels = [graph.nodes[v].get("label") for v in graph]
@@ -87,6 +88,9 @@ def enas_feasible(graph: nx.DiGraph, nonterminal: int | None = None) -> bool:
     """
     if nonterminal is None:
         return is_valid_enas(graph)
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
+    if nonterminal not in graph:
+        raise ValueError(f"nonterminal must be a vertex of graph or None, got {nonterminal!r}")
     labels = [graph.nodes[v]["label"] for v in graph if v != nonterminal]
     if labels.count("input") > 1 or labels.count("output") > 1:
         return False
@@ -108,6 +112,7 @@ def enas_property(graphs: Sequence[nx.DiGraph], seed: Seed = 0,
     counted in edges.
     """
     noise = check_scalar(noise, "noise", "real", min=0.0)
+    graphs = _check_graphs(graphs)
     rng = as_generator(seed)
     values = []
     for g in graphs:
@@ -116,6 +121,11 @@ def enas_property(graphs: Sequence[nx.DiGraph], seed: Seed = 0,
         longest = nx.dag_longest_path_length(g)
         values.append(ops + 0.05 * skips - 0.02 * (longest - 4) ** 2)
     return np.asarray(values) + noise * rng.standard_normal(len(values))
+
+
+def _check_graphs(graphs: object) -> list[nx.DiGraph]:
+    return check_sequence(graphs, "graphs", min_len=1,
+                          item=lambda g, name: check_instance(g, name, nx.DiGraph, "a networkx.DiGraph"))
 
 
 def make_bn_like(n: int, seed: Seed = 0, *, p_edge: float = 0.3,
@@ -164,6 +174,7 @@ def bic_score(graph: nx.DiGraph, data: np.ndarray) -> float:
 
     Vertices are matched to the columns of ``data`` by their label (:data:`BN_NODES`).
     """
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
     data = check_array(data, "data", shape=(None, len(BN_NODES)), min_len=1)
     col = {v: i for i, v in enumerate(BN_NODES)}
     n_rows = data.shape[0]
@@ -185,5 +196,6 @@ def bic_score(graph: nx.DiGraph, data: np.ndarray) -> float:
 
 def bn_property(graphs: Sequence[nx.DiGraph], data: np.ndarray) -> np.ndarray:
     """BIC per graph divided by the number of rows (the BN benchmark's target)."""
+    graphs = _check_graphs(graphs)
     data = check_array(data, "data", shape=(None, len(BN_NODES)), min_len=1)
     return np.array([bic_score(g, data) / data.shape[0] for g in graphs])

@@ -22,7 +22,14 @@ import numpy as np
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_scalar
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 START = "<S>"
 NONTERMINAL = "<N>"
@@ -33,8 +40,8 @@ Feasible = Callable[[nx.DiGraph, "int | None"], bool]
 
 
 def port_label(k: int) -> str:
-    """The ``k``-th port label, the edge label that joins a nonterminal to a neighbour."""
-    return f"<{int(k)}>"
+    """The ``k``-th port label (``k`` an integer >= 0), the edge label that joins a nonterminal to a neighbour."""
+    return f"<{check_scalar(k, 'k', 'int', min=0)}>"
 
 
 def is_reserved(label: object) -> bool:
@@ -85,6 +92,9 @@ def as_labeled_dag(
     cycle, a missing or reserved label, or (unless ``allow_disconnected``) a weakly disconnected
     graph.  ``index`` names the graph in the messages.
     """
+    if index is not None:
+        index = check_scalar(index, "index", "int", min=0)
+    check_bool(allow_disconnected, "allow_disconnected")
     where = "graph" if index is None else f"graph {index}"
     if isinstance(graph, (nx.MultiGraph, nx.MultiDiGraph)):
         raise TypeError(f"{where} is a multigraph; the grammar takes a networkx.DiGraph")
@@ -129,11 +139,14 @@ def label_match(a: dict, b: dict) -> bool:
 
 def is_isomorphic(g: nx.DiGraph, h: nx.DiGraph) -> bool:
     """Labelled isomorphism (vertex and edge labels must match)."""
+    check_instance(g, "g", nx.Graph, "a networkx graph")
+    check_instance(h, "h", nx.Graph, "a networkx graph")
     return nx.is_isomorphic(g, h, node_match=label_match, edge_match=label_match)
 
 
 def graph_hash(graph: nx.DiGraph) -> str:
     """Weisfeiler-Lehman hash of a labelled digraph (equal for isomorphic graphs; a bucket key)."""
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
     tagged = nx.DiGraph()
     tagged.add_nodes_from((v, {"t": repr(d.get("label"))}) for v, d in graph.nodes(data=True))
     tagged.add_edges_from((u, v, {"t": repr(d.get("label"))}) for u, v, d in graph.edges(data=True))
@@ -157,7 +170,15 @@ def canonical_form(graph: nx.DiGraph, nodes: Iterable | None = None, *, max_orde
     ``max_orderings`` orderings, one fixed ordering is used: the key still identifies the
     graph exactly, but isomorphic graphs may then get different keys.
     """
-    nodes = list(graph.nodes) if nodes is None else list(nodes)
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
+    check_scalar(max_orderings, "max_orderings", "int", min=1)
+    if nodes is None:
+        nodes = list(graph.nodes)
+    else:
+        nodes = check_sequence(nodes, "nodes")
+        missing = [v for v in nodes if v not in graph]
+        if missing:
+            raise ValueError(f"nodes must be vertices of graph, got {missing[:3]!r} not in it")
     inside = set(nodes)
     name = {v: repr(graph.nodes[v].get("label")) for v in nodes}
     preds = {v: [(u, repr(d.get("label"))) for u, _, d in graph.in_edges(v, data=True) if u in inside] for v in nodes}
@@ -206,6 +227,12 @@ def _ranks(signature: dict) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
+def _check_vertex(graph: object, node: object) -> None:
+    check_instance(graph, "graph", nx.DiGraph, "a networkx.DiGraph")
+    if node not in graph:
+        raise ValueError(f"node must be a vertex of graph, got {node!r}")
+
+
 class _NotCoveredError(Exception):
     """A neighbour of the rewritten vertex has no matching connection instruction."""
 
@@ -251,16 +278,19 @@ class EdNCERule:
                 self.rhs.edges[u, v]["label"] = None
         self.nonterminal = nts[0] if nts else None
         self.terminal_counts = Counter(lab for lab in labels if lab != NONTERMINAL)
+        if isinstance(self.embedding, (str, bytes)) or not isinstance(self.embedding, Iterable) or not all(
+                isinstance(t, (tuple, list)) for t in self.embedding):
+            raise TypeError(f"embedding must be a set of 6-tuples (mu, p, q, i, d, d2), got {self.embedding!r}")
         embedding = frozenset(tuple(t) for t in self.embedding)
         index: dict[tuple, list] = {}
         for t in embedding:
             if len(t) != 6:
-                raise ValueError(f"an instruction is a 6-tuple (mu, p, q, i, d, d2), got {t!r}")
+                raise ValueError(f"embedding instructions are 6-tuples (mu, p, q, i, d, d2), got {t!r}")
             mu, p, q, i, d, d2 = t
             if not isinstance(i, (int, np.integer)) or not 0 <= i < k:
-                raise ValueError(f"instruction {t!r}: i must be an rhs vertex in 0..{k - 1}")
+                raise ValueError(f"embedding instruction {t!r}: i must be an rhs vertex in 0..{k - 1}")
             if d not in (IN, OUT) or d2 not in (IN, OUT):
-                raise ValueError(f"instruction {t!r}: directions must be 'in' or 'out'")
+                raise ValueError(f"embedding instruction {t!r}: directions must be 'in' or 'out'")
             index.setdefault((p, d), []).append((mu, q, int(i), d2))
         self.embedding = embedding
         self._index = {key: sorted(v, key=repr) for key, v in index.items()}
@@ -272,10 +302,12 @@ class EdNCERule:
 
     def instructions_for(self, mu: object, p: object, d: str) -> list[tuple]:
         """``(q, i, d2)`` for the instructions that fire on a neighbour ``(label mu, edge p, direction d)``."""
+        check_choice(d, "d", (IN, OUT))
         return [(q, i, d2) for m, q, i, d2 in self._index.get((p, d), ()) if m in (ANY, mu)]
 
     def covers(self, graph: nx.DiGraph, node: Hashable) -> bool:
         """Whether every neighbour of ``node`` has at least one matching instruction."""
+        _check_vertex(graph, node)
         return all(found for _, found in self._connections(graph, node))
 
     def apply(self, graph: nx.DiGraph, node: Hashable, *, require_cover: bool = False) -> nx.DiGraph:
@@ -285,8 +317,8 @@ class EdNCERule:
         ``node``, and deletes ``node``.  New vertices get the next free integer ids.  With
         ``require_cover`` a neighbour without a matching instruction raises ``ValueError``.
         """
-        if node not in graph:
-            raise ValueError(f"vertex {node!r} is not in the graph")
+        _check_vertex(graph, node)
+        check_bool(require_cover, "require_cover")
         if graph.nodes[node].get("label") != self.lhs:
             label = graph.nodes[node].get("label")
             raise ValueError(f"vertex {node!r} has label {label!r}, the rule rewrites {self.lhs!r}")
@@ -362,15 +394,14 @@ class DagGrammar:
     """
 
     def __init__(self, rules: Sequence[EdNCERule], *, require_cover: bool = True):
-        rules = list(rules)
+        rules = check_sequence(rules, "rules", min_len=1)
         for r, rule in enumerate(rules):
             if not isinstance(rule, EdNCERule):
                 raise TypeError(f"rules[{r}] must be an EdNCERule, got {type(rule).__name__}")
         self.rules = rules
-        self.require_cover = bool(require_cover)
+        self.require_cover = check_bool(require_cover, "require_cover")
         self._by_lhs = {lhs: [r for r, rule in enumerate(rules) if rule.lhs == lhs] for lhs in NONTERMINALS}
         self._keeps_direction = all(t[4] == t[5] for rule in rules for t in rule.embedding)
-        self._known: dict[str, list[tuple[nx.DiGraph, list[int]]]] = {}
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -381,26 +412,27 @@ class DagGrammar:
 
     # -- derivation ---------------------------------------------------------------------------
 
-    def _run(self, seq: Sequence[int]) -> tuple[nx.DiGraph, int | None]:
+    def _run(self, seq: Sequence[int], name: str = "seq") -> tuple[nx.DiGraph, int | None]:
+        seq = check_sequence(seq, name)
         graph = nx.DiGraph()
         graph.add_node(0, label=START)
         nt: int | None = 0
         for position, rid in enumerate(seq):
             if nt is None:
-                raise InvalidSequenceError(f"position {position}: the graph is already complete", position)
+                raise InvalidSequenceError(f"{name}[{position}]: the graph is already complete", position)
             if isinstance(rid, bool) or not isinstance(rid, (int, np.integer)) or not 0 <= rid < len(self.rules):
                 raise InvalidSequenceError(
-                    f"position {position}: rule id {rid!r} is not in 0..{len(self.rules) - 1}", position)
+                    f"{name}[{position}]: rule id {rid!r} is not in 0..{len(self.rules) - 1}", position)
             rule = self.rules[rid]
             current = graph.nodes[nt]["label"]
             if rule.lhs != current:
                 raise InvalidSequenceError(
-                    f"position {position}: rule {rid} rewrites {rule.lhs}, the current nonterminal is {current}",
+                    f"{name}[{position}]: rule {rid} rewrites {rule.lhs}, the current nonterminal is {current}",
                     position)
             try:
                 nt = rule._rewrite(graph, nt, self.require_cover)
             except _NotCoveredError as exc:
-                raise InvalidSequenceError(f"position {position}: rule {rid} does not apply: {exc}", position) from None
+                raise InvalidSequenceError(f"{name}[{position}]: rule {rid} does not apply: {exc}", position) from None
         return graph, nt
 
     def derive(self, seq: Sequence[int]) -> nx.DiGraph:
@@ -414,9 +446,9 @@ class DagGrammar:
         graph, nt = self._run(seq)
         if nt is not None:
             left = graph.nodes[nt]["label"]
-            raise InvalidSequenceError(f"the sequence ends with the nonterminal {left} left", len(seq))
+            raise InvalidSequenceError(f"seq ends with the nonterminal {left} left", len(seq))
         if not nx.is_directed_acyclic_graph(graph):
-            raise InvalidSequenceError("the derived graph has a cycle", max(len(seq) - 1, 0))
+            raise InvalidSequenceError("seq derives a graph with a cycle", max(len(seq) - 1, 0))
         return nx.convert_node_labels_to_integers(graph, ordering="sorted")
 
     def decode(self, seq: Sequence[int]) -> nx.DiGraph:
@@ -447,7 +479,9 @@ class DagGrammar:
         of its nonterminal vertex or ``None`` when the graph is complete.  A complete prefix
         allows nothing; an invalid prefix raises :class:`InvalidSequenceError`.
         """
-        graph, nt = self._run(prefix)
+        if feasible is not None:
+            check_callable(feasible, "feasible")
+        graph, nt = self._run(prefix, "prefix")
         return [] if nt is None else [rid for rid, _, _ in self._options(graph, nt, feasible)]
 
     def _options(self, graph: nx.DiGraph, nt: int, feasible: Feasible | None) -> list[tuple]:
@@ -472,6 +506,8 @@ class DagGrammar:
         """
         n = check_scalar(n, "n", "int", min=0)
         max_len = check_scalar(max_len, "max_len", "int", min=1)
+        if feasible is not None:
+            check_callable(feasible, "feasible")
         rng = as_generator(seed)
         out = []
         for _ in range(n):
@@ -497,11 +533,13 @@ class DagGrammar:
     def derivations(self, graph: nx.DiGraph, *, timeout: float = 10.0, max_count: int = 10) -> Derivations:
         """All derivations of ``graph`` (up to ``max_count`` listed; ``.count`` counts them all).
 
-        Depth-first search from ``<S>`` over the allowed rules, memoised on the canonical form
-        of the intermediate graph.  A partial graph is pruned when its terminal part cannot be
-        completed to ``graph``: too many vertices of a label, or no label-preserving induced
-        embedding into ``graph`` in which finished vertices keep their degree.  Stops after
-        ``timeout`` seconds and sets ``timed_out``.
+        Derivations that apply the same rules the same number of times, in a different order of
+        independent steps, are one derivation, listed in its canonical (lexicographically
+        smallest) order; the list is sorted.  Depth-first search from ``<S>`` over the allowed
+        rules, memoised on the canonical form of the intermediate graph.  A partial graph is
+        pruned when its terminal part cannot be completed to ``graph``: too many vertices of a
+        label, or no label-preserving induced embedding into ``graph`` in which finished vertices
+        keep their degree.  Stops after ``timeout`` seconds and sets ``timed_out``.
         """
         max_count = check_scalar(max_count, "max_count", "int", min=1)
         timeout = check_scalar(timeout, "timeout", "real", min=0.0, allow_inf=True)
@@ -509,18 +547,17 @@ class DagGrammar:
         return _Search(self, target, timeout, max_count).run()
 
     def encode(self, graph: nx.DiGraph, *, timeout: float = 10.0) -> list[int]:
-        """The unique derivation of ``graph`` (a lookup for the training graphs).
+        """The unique derivation of ``graph``, in canonical order (see :meth:`derivations`).
 
-        Raises :class:`NotInLanguageError` when the grammar cannot derive ``graph`` (including a
-        vertex label the grammar does not know, or no derivation found within ``timeout``) and
+        Found by the grammar's own derivation search (nothing is memorised).  Raises
+        :class:`NotInLanguageError` when the grammar cannot derive ``graph`` (including a vertex
+        label the grammar does not know, or no derivation found within ``timeout``) and
         :class:`AmbiguousError` when it has several.  A cyclic or undirected graph raises
         ``ValueError`` / ``TypeError``.  When the search times out after finding exactly one
         derivation, that one is returned (others may exist).
         """
+        timeout = check_scalar(timeout, "timeout", "real", min=0.0, allow_inf=True)
         target = as_labeled_dag(graph, allow_disconnected=True)
-        known = self._lookup(target)
-        if known is not None:
-            return list(known)
         labels = {lab for rule in self.rules for lab in rule.terminal_counts}
         unknown = {target.nodes[v]["label"] for v in target} - labels
         if unknown:
@@ -533,18 +570,10 @@ class DagGrammar:
             raise AmbiguousError(f"the graph has {found.count} derivations", found.count)
         return list(found[0])
 
-    def _lookup(self, graph: nx.DiGraph) -> list[int] | None:
-        for other, seq in self._known.get(graph_hash(graph), ()):
-            if is_isomorphic(graph, other):
-                return seq
-        return None
-
-    def remember(self, graph: nx.DiGraph, seq: Sequence[int]) -> None:
-        """Store ``seq`` as the derivation of ``graph`` for :meth:`encode` (checked by deriving it)."""
-        target = as_labeled_dag(graph, allow_disconnected=True)
-        if not is_isomorphic(self.derive(seq), target):
-            raise ValueError("the sequence does not derive the graph")
-        self._known.setdefault(graph_hash(target), []).append((target, list(seq)))
+    def _canonical_order(self, graph: nx.DiGraph, seq: Sequence[int], timeout: float = math.inf) -> list[int]:
+        """The canonical order of the derivation ``seq`` of ``graph`` (the same rules, reordered)."""
+        found = _Search(self, as_labeled_dag(graph, allow_disconnected=True), timeout, 1, Counter(seq)).run()
+        return list(found[0]) if found else list(seq)
 
     # -- description length -------------------------------------------------------------------
 
@@ -567,11 +596,19 @@ class DagGrammar:
 
     def sequence_bits(self, seq: Sequence[int]) -> float:
         """Bits to write a derivation: each step chooses among the rules with the right lhs."""
+        seq = self._check_ids(seq, "seq")
         return sum(math.log2(max(len(self._by_lhs[self.rules[r].lhs]), 1)) for r in seq)
 
     def description_length(self, sequences: Sequence[Sequence[int]]) -> float:
         """Grammar bits plus the bits of the derivations ``sequences`` of the data (MDL)."""
+        sequences = check_sequence(sequences, "sequences")
+        sequences = [self._check_ids(s, f"sequences[{i}]") for i, s in enumerate(sequences)]
         return self.grammar_bits() + sum(self.sequence_bits(s) for s in sequences)
+
+    def _check_ids(self, seq: object, name: str) -> list[int]:
+        """``seq`` as a list of rule ids in ``0..len(rules)-1``."""
+        n = len(self.rules)
+        return check_sequence(seq, name, item=lambda r, where: check_scalar(r, where, "int", min=0, max=n - 1))
 
 
 def graph_bits(n_vertices: int, n_edges: int, n_vertex_labels: int, n_edge_labels: int, *,
@@ -580,8 +617,21 @@ def graph_bits(n_vertices: int, n_edges: int, n_vertex_labels: int, n_edge_label
 
     ``n_port_edges`` of the ``n_edges`` join the nonterminal and take their label from the
     ``n_ports`` port labels; the others from the ``n_edge_labels`` final labels (the decoder
-    knows which endpoint is the nonterminal, so the two alphabets are separate).
+    knows which endpoint is the nonterminal, so the two alphabets are separate).  Counts are
+    integers >= 0 (``n_port_edges <= n_edges``), alphabet sizes integers >= 1.
     """
+    n_vertices = check_scalar(n_vertices, "n_vertices", "int", min=0)
+    n_edges = check_scalar(n_edges, "n_edges", "int", min=0)
+    n_port_edges = check_scalar(n_port_edges, "n_port_edges", "int", min=0, max=n_edges)
+    for name, value in (("n_vertex_labels", n_vertex_labels), ("n_edge_labels", n_edge_labels),
+                        ("n_ports", n_ports)):
+        check_scalar(value, name, "int", min=1)
+    return _graph_bits(n_vertices, n_edges, n_vertex_labels, n_edge_labels, n_port_edges=n_port_edges,
+                       n_ports=n_ports)
+
+
+def _graph_bits(n_vertices: int, n_edges: int, n_vertex_labels: int, n_edge_labels: int, *,
+                n_port_edges: int = 0, n_ports: int = 1) -> float:
     endpoint = 2 * math.log2(max(n_vertices, 2))
     final = n_edges - n_port_edges
     return (n_vertices * math.log2(max(n_vertex_labels, 1)) + n_edges * endpoint
@@ -593,12 +643,16 @@ def rule_bits(rule: EdNCERule, n_terminal_labels: int, n_edge_labels: int, n_por
 
     An rhs vertex label is a terminal label or ``<N>``; an instruction writes mu (a terminal
     label or the wildcard), p (a port), q (a port when i is the nonterminal, else a final
-    label), i (an rhs vertex) and the two directions.
+    label), i (an rhs vertex) and the two directions.  Alphabet sizes are integers >= 1.
     """
+    check_instance(rule, "rule", EdNCERule, "an EdNCERule")
+    for name, value in (("n_terminal_labels", n_terminal_labels), ("n_edge_labels", n_edge_labels),
+                        ("n_ports", n_ports)):
+        check_scalar(value, name, "int", min=1)
     k = rule.rhs.number_of_nodes()
     nt = rule.nonterminal
     port_edges = sum(1 for a, b in rule.rhs.edges if nt in (a, b))
-    bits = 1 + graph_bits(k, rule.rhs.number_of_edges(), n_terminal_labels + 1, n_edge_labels,
+    bits = 1 + _graph_bits(k, rule.rhs.number_of_edges(), n_terminal_labels + 1, n_edge_labels,
                           n_port_edges=port_edges, n_ports=n_ports)
     fixed = math.log2(n_terminal_labels + 1) + math.log2(n_ports) + math.log2(max(k, 2)) + 2
     for t in rule.embedding:
@@ -608,26 +662,36 @@ def rule_bits(rule: EdNCERule, n_terminal_labels: int, n_edge_labels: int, n_por
 
 def uncompressed_bits(graphs: Sequence[nx.DiGraph]) -> float:
     """Bits of the graphs written out plainly, with the data's own label alphabets (the MDL baseline)."""
+    graphs = check_sequence(graphs, "graphs", min_len=1)
     graphs = [as_labeled_dag(g, index=i, allow_disconnected=True) for i, g in enumerate(graphs)]
     n_vertex = len({d["label"] for g in graphs for _, d in g.nodes(data=True)})
     n_edge = max(len({d["label"] for g in graphs for _, _, d in g.edges(data=True)}), 1)
-    return sum(graph_bits(g.number_of_nodes(), g.number_of_edges(), n_vertex, n_edge) for g in graphs)
+    return sum(_graph_bits(g.number_of_nodes(), g.number_of_edges(), n_vertex, n_edge) for g in graphs)
 
 
 def encode(grammar: DagGrammar, graph: nx.DiGraph, *, timeout: float = 10.0) -> list[int]:
     """The unique rule sequence of ``graph`` under ``grammar`` (see :meth:`DagGrammar.encode`)."""
+    check_instance(grammar, "grammar", DagGrammar, "a DagGrammar")
     return grammar.encode(graph, timeout=timeout)
 
 
 def decode(grammar: DagGrammar, seq: Sequence[int]) -> nx.DiGraph:
     """The DAG derived by ``seq`` (see :meth:`DagGrammar.derive`)."""
+    check_instance(grammar, "grammar", DagGrammar, "a DagGrammar")
     return grammar.derive(seq)
 
 
 class _Search:
-    """Memoised depth-first enumeration of the derivations of one target graph."""
+    """Memoised depth-first enumeration of the derivations of one target graph.
 
-    def __init__(self, grammar: DagGrammar, target: nx.DiGraph, timeout: float, max_count: int):
+    Two derivations of the target that apply the same rules the same number of times differ only
+    in the order in which they attach independent pieces; they count as one derivation, written
+    in its lexicographically smallest order (the canonical order).  With ``budget`` (rule id ->
+    uses) only derivations applying exactly that multiset of rules are searched.
+    """
+
+    def __init__(self, grammar: DagGrammar, target: nx.DiGraph, timeout: float, max_count: int,
+                 budget: Counter | None = None):
         self.grammar = grammar
         self.target = target
         self.max_count = max_count
@@ -636,28 +700,35 @@ class _Search:
         self.labels = Counter(target.nodes[v]["label"] for v in target)
         self.n = target.number_of_nodes()
         self.m = target.number_of_edges()
+        self.budget = budget
         for v in target:
             target.nodes[v]["deg"] = (target.in_degree(v), target.out_degree(v))
-        self.memo: dict[tuple, tuple[int, list]] = {}
+        self.memo: dict[tuple, dict[tuple, tuple]] = {}
 
     def run(self) -> Derivations:
         graph = nx.DiGraph()
         graph.add_node(0, label=START)
-        count, seqs = self._visit(graph, 0)
-        return Derivations(seqs, count, self.timed_out)
+        left = None if self.budget is None else tuple(sorted(self.budget.items()))
+        classes = self._visit(graph, 0, left)
+        seqs = sorted(classes.values())[: self.max_count]
+        return Derivations([list(s) for s in seqs], len(classes), self.timed_out)
 
-    def _visit(self, graph: nx.DiGraph, nt: int | None) -> tuple[int, list]:
+    def _visit(self, graph: nx.DiGraph, nt: int | None, left: tuple | None) -> dict[tuple, tuple]:
+        """Rule multiset (sorted ids) -> canonical order, for the completions of ``graph`` into the target."""
         if nt is None:
-            return (1, [[]]) if is_isomorphic(graph, self.target) else (0, [])
-        key = canonical_form(graph)[0]
+            return {(): ()} if not left and is_isomorphic(graph, self.target) else {}
+        key = (canonical_form(graph)[0], left)
         if key in self.memo:
             return self.memo[key]
-        count, seqs = 0, []
+        classes: dict[tuple, tuple] = {}
         have = Counter(graph.nodes[v]["label"] for v in graph if v != nt)
+        uses = None if left is None else dict(left)
         for rid in self.grammar._allowed(graph, nt):
             if time.perf_counter() > self.deadline:
                 self.timed_out = True
                 break
+            if uses is not None and not uses.get(rid):
+                continue
             rule = self.grammar.rules[rid]
             if any(have[lab] + c > self.labels[lab] for lab, c in rule.terminal_counts.items()):
                 continue
@@ -665,12 +736,16 @@ class _Search:
             child_nt = rule._rewrite(child, nt, self.grammar.require_cover)
             if not self._fits(child, child_nt):
                 continue
-            sub_count, sub_seqs = self._visit(child, child_nt)
-            count += sub_count
-            seqs.extend([rid, *s] for s in sub_seqs[: self.max_count - len(seqs)])
+            child_left = None
+            if uses is not None:
+                child_left = tuple(sorted((r, c - (r == rid)) for r, c in uses.items() if c - (r == rid) > 0))
+            for rules, seq in self._visit(child, child_nt, child_left).items():
+                merged, order = tuple(sorted((rid, *rules))), (rid, *seq)
+                if merged not in classes or order < classes[merged]:
+                    classes[merged] = order
         if not self.timed_out:
-            self.memo[key] = (count, seqs)
-        return count, seqs
+            self.memo[key] = classes
+        return classes
 
     def _fits(self, graph: nx.DiGraph, nt: int | None) -> bool:
         """Whether the terminal part of ``graph`` can still grow into the target."""

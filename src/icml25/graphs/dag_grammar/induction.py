@@ -26,10 +26,9 @@ from icml25.graphs.dag_grammar.grammar import (
     START,
     DagGrammar,
     EdNCERule,
+    _graph_bits,
     as_labeled_dag,
     canonical_form,
-    graph_bits,
-    graph_hash,
     is_isomorphic,
     port_label,
     uncompressed_bits,
@@ -97,8 +96,10 @@ class DagGrammarInducer:
 
     Attributes
     ----------
-    grammar_ : the :class:`DagGrammar` (training graphs are remembered for ``encode``).
-    sequences_ : one derivation (list of rule ids) per input graph.
+    grammar_ : the :class:`DagGrammar`; its ``encode`` finds each graph's derivation by search
+        (nothing about the training graphs is stored in it).
+    sequences_ : one derivation (list of rule ids, in canonical order) per input graph: what
+        ``grammar_.encode`` returns for it when the graph has exactly one derivation.
     n_derivations_ : derivations per graph under the final grammar (``None`` without
         ``disambiguate``); ``timed_out_`` flags searches that hit the timeout.
     history_ : estimated description length (bits) before induction, after each contraction
@@ -133,6 +134,7 @@ class DagGrammarInducer:
         self.allow_disconnected = allow_disconnected
         self.node_label = node_label
         self.edge_label = edge_label
+        self._check_params()
 
     def _check_params(self) -> None:
         check_scalar(self.min_motif, "min_motif", "int", min=2)
@@ -146,7 +148,7 @@ class DagGrammarInducer:
     def fit(self, graphs: Sequence[nx.DiGraph]) -> DagGrammarInducer:
         """Induce the grammar from ``graphs`` (a non-empty list of labelled DAGs)."""
         self._check_params()
-        if isinstance(graphs, nx.Graph) or not isinstance(graphs, Sequence):
+        if isinstance(graphs, (nx.Graph, str, bytes)) or not isinstance(graphs, Sequence):
             raise TypeError(f"graphs must be a list of networkx.DiGraph, got {type(graphs).__name__}")
         if len(graphs) == 0:
             raise ValueError("graphs must be a non-empty list of networkx.DiGraph, got an empty list")
@@ -227,7 +229,7 @@ class DagGrammarInducer:
 
     def _bits(self, n_vertices: int, n_edges: int, n_port_edges: int) -> float:
         n_terminal, n_final, n_ports = self._sizes
-        return graph_bits(n_vertices, n_edges, n_terminal + 1, n_final, n_port_edges=n_port_edges, n_ports=n_ports)
+        return _graph_bits(n_vertices, n_edges, n_terminal + 1, n_final, n_port_edges=n_port_edges, n_ports=n_ports)
 
     def _instruction_bits(self, size: int) -> float:
         n_terminal, n_final, n_ports = self._sizes
@@ -384,6 +386,12 @@ class DagGrammarInducer:
                             users.setdefault(rid, set()).add(h)
                 choice = _cheapest_removal(derivs, users, g)
                 if choice is None:
+                    # every derivation uses the same rules (in different numbers): no removal keeps
+                    # one of them, so drop the rule least used elsewhere and induce the graph again
+                    shared = sorted(set().union(*map(set, derivs)))
+                    removal = (min(shared, key=lambda r: (len(users.get(r, set()) - {g}), r)),)
+                    self._remove(removal)
+                    requeue |= {h for rid in removal for h in users.get(rid, ())} | {g}
                     continue
                 keep, removal = choice
                 sequences[g] = list(keep)
@@ -427,7 +435,7 @@ class DagGrammarInducer:
             derived = grammar.derive(seq)
             if not is_isomorphic(derived, self._graphs[g]):
                 raise RuntimeError(f"internal error: the derivation of graph {g} does not reproduce it")
-            grammar._known.setdefault(graph_hash(self._graphs[g]), []).append((self._graphs[g], seq))
+            self.sequences_[g] = grammar._canonical_order(self._graphs[g], seq)
         self.grammar_ = grammar
         self.description_length_ = grammar.description_length(self.sequences_)
         self.uncompressed_bits_ = uncompressed_bits(self._graphs)

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import curve_fit
 
-from icml25.utils.validation import check_array, check_consistent_length, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_consistent_length, check_scalar
 
 
-def _grid(ops: object, acc: object) -> tuple[np.ndarray, np.ndarray]:
-    x = check_array(ops, "ops", ndim=1, dtype=float, min_len=1)
-    y = check_array(acc, "acc", ndim=1, dtype=float, min_len=1)
-    check_consistent_length(x, y, names=("ops", "acc"))
+def _grid(ops: object, acc: object, names: tuple[str, str] = ("ops", "acc")) -> tuple[np.ndarray, np.ndarray]:
+    x = check_array(ops, names[0], ndim=1, dtype=float, min_len=1)
+    y = check_array(acc, names[1], ndim=1, dtype=float, min_len=1)
+    check_consistent_length(x, y, names=names)
     order = np.argsort(x, kind="stable")
     return x[order], y[order]
 
@@ -46,7 +46,12 @@ def first_op_below(ops: object, acc: object, level: float) -> float | None:
 
 
 def sigmoid(op: np.ndarray, op50: float, k: float) -> np.ndarray:
-    """``1 / (1 + exp(k (op - op50)))``."""
+    """``1 / (1 + exp(k (op - op50)))``, elementwise over ``op`` (finite reals, any shape)."""
+    op = check_array(op, "op", dtype=float)
+    return _sigmoid(op, check_scalar(op50, "op50", "real"), check_scalar(k, "k", "real"))
+
+
+def _sigmoid(op: np.ndarray, op50: float, k: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(np.clip(k * (op - op50), -60, 60)))
 
 
@@ -70,17 +75,18 @@ def fit_sigmoid(ops: object, acc: object, bounded: bool = False) -> CurveFit:
     With ``bounded=True`` the curve runs from a ceiling down to a floor,
     ``floor + (ceiling - floor) / (1 + exp(k (op - op50)))`` (both fitted in [0, 1]).
     """
+    check_bool(bounded, "bounded")
     x, y = _grid(ops, acc)
     if len(x) < (5 if bounded else 3):
         raise ValueError(f"ops must have at least {5 if bounded else 3} entries for a sigmoid fit, got {len(x)}")
     start = first_op_below(x, y, 0.5)
     p0 = (start if start is not None else float(x[-1]), 4.0 / max(float(np.ptp(x)), 1.0))
     if not bounded:
-        (op50, k), _ = curve_fit(sigmoid, x, y, p0=p0, maxfev=20_000)
-        return CurveFit("sigmoid", {"op50": float(op50), "k": float(k)}, _r2(y, sigmoid(x, op50, k)))
+        (op50, k), _ = curve_fit(_sigmoid, x, y, p0=p0, maxfev=20_000)
+        return CurveFit("sigmoid", {"op50": float(op50), "k": float(k)}, _r2(y, _sigmoid(x, op50, k)))
 
     def model(op: np.ndarray, op50: float, k: float, floor: float, ceiling: float) -> np.ndarray:
-        return floor + (ceiling - floor) * sigmoid(op, op50, k)
+        return floor + (ceiling - floor) * _sigmoid(op, op50, k)
 
     params, _ = curve_fit(model, x, y, p0=(*p0, float(y.min()), float(y.max())), maxfev=20_000,
                           bounds=([-np.inf, -np.inf, 0.0, 0.0], [np.inf, np.inf, 1.0, 1.0]))
@@ -116,6 +122,6 @@ def log2_slope(ks: object, values: object) -> tuple[float, float, float]:
     ks = check_array(ks, "ks", ndim=1, dtype=float, min_len=2)
     if np.any(ks < 1):
         raise ValueError(f"ks must have values >= 1, got min {ks.min():g}")
-    x, y = _grid(np.log2(ks), values)
+    x, y = _grid(np.log2(ks), values, names=("ks", "values"))
     slope, intercept = np.polyfit(x, y, 1)
     return float(slope), float(intercept), _r2(y, slope * x + intercept)

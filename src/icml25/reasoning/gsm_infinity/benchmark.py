@@ -15,7 +15,7 @@ from icml25.utils.validation import check_choice, check_scalar, check_sequence
 def problem_seed(seed: int, op: int, index: int) -> int:
     """The seed of problem ``index`` at ``op``: a hash, the same on every machine and at every length."""
     seed = check_scalar(seed, "seed", "int", min=0)
-    op, index = check_scalar(op, "op", "int"), check_scalar(index, "index", "int", min=0)
+    op, index = check_scalar(op, "op", "int", min=1), check_scalar(index, "index", "int", min=0)
     return int(hashlib.sha256(f"gsm-infinity:{seed}:{op}:{index}".encode()).hexdigest()[:12], 16)
 
 

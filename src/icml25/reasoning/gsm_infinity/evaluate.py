@@ -24,7 +24,7 @@ from icml25.reasoning.gsm_infinity.models.base import as_chat_model
 from icml25.reasoning.gsm_infinity.models.http import ModelRequestError
 from icml25.reasoning.gsm_infinity.problem import Problem, write_jsonl
 from icml25.reasoning.gsm_infinity.scoring import normalize_reply, score
-from icml25.utils.validation import check_callable, check_scalar, check_sequence
+from icml25.utils.validation import check_bool, check_callable, check_scalar, check_sequence
 
 
 @dataclass
@@ -56,6 +56,7 @@ class Results:
 
     def fit_sigmoid(self, bounded: bool = False, **where: object) -> CurveFit:
         """Sigmoid fit of ``accuracy_by_op`` (``bounded``: with a fitted floor and ceiling)."""
+        check_bool(bounded, "bounded")
         acc = self.accuracy_by_op(**where)
         return fit_sigmoid(list(acc), list(acc.values()), bounded=bounded)
 
@@ -66,6 +67,7 @@ class Results:
 
     def pass_at_k(self, ks: Sequence[int], **where: object) -> dict[int, float]:
         """Mean unbiased pass@k over problems, for each ``k`` (needs ``n_samples >= k``)."""
+        ks = _check_ks(ks)
         chosen = self._select(**where)
         if not chosen:
             raise ValueError("no records match")
@@ -73,6 +75,7 @@ class Results:
 
     def auc_at_k(self, ks: Sequence[int], **where: object) -> dict[int, float]:
         """AUC of per-op pass@k, for each ``k`` (the paper's inference-scaling curve)."""
+        ks = _check_ks(ks)
         out = {}
         for k in ks:
             acc: dict[int, list[float]] = defaultdict(list)
@@ -100,6 +103,10 @@ class Results:
         """Read records written by ``to_jsonl``."""
         with open(path, encoding="utf-8") as handle:
             return cls([json.loads(line) for line in handle if line.strip()])
+
+
+def _check_ks(ks: object) -> list[int]:
+    return check_sequence(ks, "ks", min_len=1, item=lambda k, name: check_scalar(k, name, "int", min=1))
 
 
 def _one(model, problem: Problem, n_samples: int, temperature: float, max_tokens: int,
@@ -140,7 +147,7 @@ def evaluate(model: object, problems: Sequence[Problem], n_samples: int = 1, tem
     temperature = check_scalar(temperature, "temperature", "real", min=0.0)
     if extractor is not None:
         check_callable(extractor, "extractor")
-    problems = check_sequence(problems, "problems")
+    problems = check_sequence(problems, "problems", min_len=1)
     if not all(isinstance(p, Problem) for p in problems):
         raise TypeError("problems must be a sequence of Problem objects (read_jsonl loads them from a file), got "
                         f"{sorted({type(p).__name__ for p in problems})}")

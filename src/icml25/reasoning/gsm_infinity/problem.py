@@ -143,6 +143,8 @@ def write_jsonl(records: Iterable[Any], path: str | os.PathLike) -> Path:
 
     Nothing is left at ``path`` if any record fails (``ValueError``/``TypeError`` propagate).
     """
+    if isinstance(records, (str, bytes, dict)) or not isinstance(records, Iterable):
+        raise TypeError(f"records must be an iterable of Problems or dicts, got {type(records).__name__}")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -150,6 +152,8 @@ def write_jsonl(records: Iterable[Any], path: str | os.PathLike) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             for record in records:
                 data = record.to_json() if hasattr(record, "to_json") else record
+                if not isinstance(data, dict):
+                    raise TypeError(f"records must hold Problems or dicts, got {type(record).__name__}")
                 handle.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)

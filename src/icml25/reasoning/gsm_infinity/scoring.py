@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from icml25.reasoning.gsm_infinity.problem import Problem
+from icml25.utils.validation import check_callable, check_instance
 
 MAX_REPLY_CHARS = 200_000  # longer replies are scored on their last MAX_REPLY_CHARS characters
 _VARIABLE = re.compile(r"\bV\d+\b")
@@ -85,6 +86,9 @@ def extract(problem: Problem, reply: object, extractor: Callable[[str], object] 
 
 def score(problem: Problem, reply: object, extractor: Callable[[str], object] | None = None) -> bool:
     """Exact match: the set of variables (symbolic) or the integer (medium/hard). Never raises on a bad reply."""
+    check_instance(problem, "problem", Problem, "a Problem")
+    if extractor is not None:
+        check_callable(extractor, "extractor")
     try:
         predicted = extract(problem, reply, extractor)
     except Exception:  # noqa: BLE001 - a broken extractor or reply is a wrong answer, not a crash

@@ -13,7 +13,7 @@ from fractions import Fraction
 import networkx as nx
 
 from icml25.reasoning.gsm_infinity.problem import Problem
-from icml25.utils.validation import check_choice
+from icml25.utils.validation import check_choice, check_instance, check_scalar, check_sequence
 
 RNG = "RNG"
 
@@ -65,6 +65,8 @@ def solve_symbolic(equations: list[dict], value: int) -> tuple[list[str], int]:
     (variables on a cycle never are); the op count is the number of derivable assignments.
     Returns ``(sorted names, op)``.
     """
+    equations = _check_equations(equations)
+    value = check_scalar(value, "value", "int")
     defs: dict[str, dict] = {}
     users: dict[str, list[str]] = {}
     for eq in equations:
@@ -121,6 +123,12 @@ def solve_realistic(equations: list[dict], query: str, mode: str = "forward") ->
     hidden quantity counts its one hidden constant).  Raises ``SolverError`` if undetermined.
     """
     check_choice(mode, "mode", ("forward", "reverse"))
+    equations = _check_equations(equations)
+    check_instance(query, "query", str, "a parameter key string")
+    try:
+        split_key(query)
+    except SolverError:
+        raise SolverError(f"query must be a parameter key like 'I01|place|member', got {query!r}") from None
     defs: dict[str, dict] = {}
     givens: list[dict] = []
     mentioned: set[str] = {query}
@@ -216,8 +224,19 @@ def _graph(start: str, deps) -> nx.DiGraph:
     return graph
 
 
+def _check_equations(equations: object) -> list[dict]:
+    """A non-empty list of equation dicts with a str ``target``, a str ``op`` and a list ``args``."""
+    equations = check_sequence(equations, "equations", min_len=1)
+    for i, eq in enumerate(equations):
+        if not (isinstance(eq, dict) and isinstance(eq.get("target"), str) and isinstance(eq.get("op"), str)
+                and isinstance(eq.get("args"), list)):
+            raise TypeError(f"equations[{i}] must be a dict with str 'target', str 'op' and list 'args', got {eq!r}")
+    return equations
+
+
 def solve(problem: Problem) -> tuple[object, int]:
     """Re-solve a ``Problem`` from its equations: ``(answer, op)`` in the same form as ``problem.answer``."""
+    check_instance(problem, "problem", Problem, "a Problem")
     if problem.subset == "symbolic":
         return solve_symbolic(problem.equations, int(problem.query))
     return solve_realistic(problem.equations, problem.query, problem.mode)
@@ -225,6 +244,7 @@ def solve(problem: Problem) -> tuple[object, int]:
 
 def check(problem: Problem) -> None:
     """Raise ``SolverError`` unless the independent solver reproduces the problem's answer and op."""
+    check_instance(problem, "problem", Problem, "a Problem")
     answer, op = solve(problem)
     if answer != problem.answer or op != problem.op:
         raise SolverError(f"{problem.id}: solver gives answer {answer!r} op {op}, "

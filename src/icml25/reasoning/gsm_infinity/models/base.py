@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from icml25.utils.validation import check_bool, check_callable
+from icml25.utils.validation import check_bool, check_callable, check_scalar
 
 
 @runtime_checkable
@@ -14,6 +14,18 @@ class ChatModel(Protocol):
     """Anything with ``generate(messages, *, max_tokens, temperature, n) -> list[str]`` (n replies)."""
 
     def generate(self, messages: list[dict], *, max_tokens: int, temperature: float, n: int) -> list[str]: ...
+
+
+def check_generation(messages: object, max_tokens: object, temperature: object, n: object) -> None:
+    """Check the arguments of ``generate``: a non-empty list of message dicts, ``max_tokens`` and
+    ``n`` integers >= 1, ``temperature`` a real >= 0."""
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+    if not messages:
+        raise ValueError("messages must be a non-empty list of dicts, got []")
+    check_scalar(max_tokens, "max_tokens", "int", min=1)
+    check_scalar(temperature, "temperature", "real", min=0.0)
+    check_scalar(n, "n", "int", min=1)
 
 
 def prompt_of(messages: list[dict]) -> str:
@@ -42,6 +54,7 @@ class CallableModel:
 
     def generate(self, messages: list[dict], *, max_tokens: int = 4096, temperature: float = 0.0,
                  n: int = 1) -> list[str]:
+        check_generation(messages, max_tokens, temperature, n)
         arg = messages if self.messages else prompt_of(messages)
         kwargs = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if k in self._kwargs}
         return [self.fn(arg, **kwargs) for _ in range(n)]

@@ -7,6 +7,7 @@ import time
 import urllib.error
 import urllib.request
 
+from icml25.reasoning.gsm_infinity.models.base import check_generation
 from icml25.utils.validation import check_instance, check_scalar
 
 
@@ -39,6 +40,8 @@ class OpenAICompatibleClient:
         timeout = check_scalar(timeout, "timeout", "real", min=0.0, inclusive="neither")
         max_retries = check_scalar(max_retries, "max_retries", "int", min=0)
         backoff = check_scalar(backoff, "backoff", "real", min=0.0)
+        if extra_body is not None:
+            check_instance(extra_body, "extra_body", dict, "a dict or None")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.api_key, self.timeout = model, api_key, timeout
         self.max_retries, self.backoff, self.extra_body = max_retries, backoff, dict(extra_body or {})
@@ -74,6 +77,7 @@ class OpenAICompatibleClient:
     def generate(self, messages: list[dict], *, max_tokens: int = 4096, temperature: float = 0.0,
                  n: int = 1) -> list[str]:
         """``n`` replies (asks again if the server returns fewer choices than ``n``)."""
+        check_generation(messages, max_tokens, temperature, n)
         replies: list[str] = []
         while len(replies) < n:
             body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,

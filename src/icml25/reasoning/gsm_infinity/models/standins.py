@@ -13,11 +13,11 @@ import re
 import numpy as np
 from scipy import sparse
 
-from icml25.reasoning.gsm_infinity.models.base import prompt_of
+from icml25.reasoning.gsm_infinity.models.base import check_generation, prompt_of
 from icml25.reasoning.gsm_infinity.problem import Problem
 from icml25.reasoning.gsm_infinity.solver import SolverError, solve_realistic, solve_symbolic
 from icml25.utils.random import Seed, int_seed
-from icml25.utils.validation import check_bool, check_scalar, check_sequence
+from icml25.utils.validation import check_bool, check_instance, check_scalar, check_sequence
 
 _WORD = re.compile(r"\w+")
 UNKNOWN = "I cannot determine the answer."
@@ -25,18 +25,27 @@ UNKNOWN = "I cannot determine the answer."
 
 class _LookupModel:
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = {p.prompt: p for p in check_sequence(problems, "problems", min_len=1)}
+        problems = check_sequence(problems, "problems", min_len=1,
+                                  item=lambda p, name: check_instance(p, name, Problem, "a Problem"))
+        self.problems = {p.prompt: p for p in problems}
 
     def _problem(self, messages: list[dict]) -> Problem | None:
         return self.problems.get(prompt_of(messages))
 
     def generate(self, messages: list[dict], *, max_tokens: int = 4096, temperature: float = 0.0,
                  n: int = 1) -> list[str]:
+        check_generation(messages, max_tokens, temperature, n)
         problem = self._problem(messages)
         return [UNKNOWN if problem is None else self.answer(problem, i) for i in range(n)]
 
     def answer(self, problem: Problem, sample: int) -> str:
         raise NotImplementedError
+
+
+def _check_question(problem: object, sample: object = 0) -> None:
+    """``problem`` must be a ``Problem`` and ``sample`` (the sample index) an integer >= 0."""
+    check_instance(problem, "problem", Problem, "a Problem")
+    check_scalar(sample, "sample", "int", min=0)
 
 
 class OracleModel(_LookupModel):
@@ -48,6 +57,8 @@ class OracleModel(_LookupModel):
         self.solver = check_bool(solver, "solver")
 
     def answer(self, problem: Problem, sample: int) -> str:
+        """The reply to ``problem`` (the same for every ``sample`` index)."""
+        _check_question(problem, sample)
         if not self.solver:
             return problem.solution
         return _solve_answer(problem, list(range(len(problem.equations))))
@@ -61,9 +72,10 @@ class BM25:
     """Okapi BM25 over tokenised documents (``k1``, ``b`` as in Robertson & Zaragoza, 2009)."""
 
     def __init__(self, documents: list[str], k1: float = 1.5, b: float = 0.75) -> None:
-        if not documents:
-            raise ValueError("documents must not be empty")
-        self.k1, self.b = k1, b
+        documents = check_sequence(documents, "documents", min_len=1,
+                                   item=lambda d, name: check_instance(d, name, str, "a string"))
+        self.k1 = check_scalar(k1, "k1", "real", min=0.0)
+        self.b = check_scalar(b, "b", "real", min=0.0, max=1.0)
         docs = [_tokens(d) for d in documents]
         self.vocab: dict[str, int] = {}
         rows, cols, counts = [], [], []
@@ -82,6 +94,7 @@ class BM25:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query``."""
+        check_instance(query, "query", str, "a string")
         ids = [self.vocab[w] for w in _tokens(query) if w in self.vocab]
         if not ids:
             return np.zeros(len(self.lengths))
@@ -91,6 +104,7 @@ class BM25:
 
     def top(self, query: str, k: int) -> list[int]:
         """Indices of the ``k`` best documents (ties broken by position)."""
+        k = check_scalar(k, "k", "int", min=1)
         scores = self.scores(query)
         return [int(i) for i in np.argsort(-scores, kind="stable")[:k]]
 
@@ -108,9 +122,12 @@ class RAGModel(_LookupModel):
 
     def retrieve(self, problem: Problem) -> list[int]:
         """Indices of the retrieved statements."""
+        _check_question(problem)
         return sorted(BM25(problem.statements).top(problem.question, self.k))
 
     def answer(self, problem: Problem, sample: int) -> str:
+        """The solver's reply from the retrieved statements (the same for every ``sample`` index)."""
+        _check_question(problem, sample)
         return _solve_answer(problem, self.retrieve(problem))
 
 
@@ -145,6 +162,8 @@ class RandomGuessModel(_LookupModel):
         self.seed = int_seed(seed)
 
     def answer(self, problem: Problem, sample: int) -> str:
+        """A random guess for sample ``sample`` of ``problem``."""
+        _check_question(problem, sample)
         rng = random.Random(f"{self.seed}:{problem.id}:{sample}")
         if problem.subset == "symbolic":
             names = sorted(set(re.findall(r"V\d{6}", " ".join(problem.statements))))
@@ -168,6 +187,7 @@ class SigmoidModel(_LookupModel):
 
     def success_probability(self, problem: Problem) -> float:
         """This model's probability of answering ``problem`` correctly."""
+        _check_question(problem)
         p = 1.0 / (1.0 + math.exp(self.k * (problem.op - self.op50)))
         if not self.per_problem:
             return p
@@ -176,5 +196,7 @@ class SigmoidModel(_LookupModel):
         return rng.betavariate(max(p, 1e-3) * concentration, max(1 - p, 1e-3) * concentration)
 
     def answer(self, problem: Problem, sample: int) -> str:
+        """The reference solution with this model's success probability, else a wrong answer."""
+        _check_question(problem, sample)
         rng = random.Random(f"{self.seed}:{problem.id}:{sample}")
         return problem.solution if rng.random() < self.success_probability(problem) else _wrong(problem, rng)
