@@ -169,14 +169,16 @@ EXAMPLES = {
     P + "QLinear": Example(QLinear, lambda: {"in_features": 3, "out_features": 2, "bits": BitConfig()},
                            positive=["in_features", "out_features"],
                            skip={"seed": "any seed or torch.Generator", "device": "a torch device spec",
-                                 "dtype": "a torch dtype"}),
+                                 "dtype": "a torch dtype"},
+                           allow={"init_seed": "none"}),  # None: a fresh random initialisation
     P + "QLinear.forward": Example(lambda **kw: QLinear(3, 2, seed=0).forward(**kw), lambda: {"x": _torch().ones(2, 3)},
                                    allow={"x": ("empty", "ndim")}),  # nn.Linear semantics
     P + "QConv2d": Example(QConv2d, lambda: {"in_channels": 2, "out_channels": 3, "kernel_size": 3,
                                              "bits": BitConfig()},
                            positive=["in_channels", "out_channels", "kernel_size", "stride", "dilation", "groups"],
                            skip={"seed": "any seed or torch.Generator", "device": "a torch device spec",
-                                 "dtype": "a torch dtype"}),
+                                 "dtype": "a torch dtype"},
+                           allow={"init_seed": "none"}),  # None: a fresh random initialisation
     P + "QConv2d.forward": Example(lambda **kw: QConv2d(2, 3, 3, seed=0).forward(**kw), lambda: {"x": _conv_input()},
                                    allow={"x": "empty"}),  # an empty batch, as nn.Conv2d
     P + "quantize_model": Example(quantize_model, lambda: {"model": _model(), "bits": BitConfig(), "seed": 0},
