@@ -206,7 +206,7 @@ def _check_results(results: object, failures: object) -> list[tuple[int, FitRes]
     return out
 
 
-def _class_ids(values: object, name: str) -> list[int]:
+def _int_ids(values: object, name: str) -> list[int]:
     return check_sequence(values, name, item=lambda v, n: check_scalar(v, n, "int", min=0))
 
 
@@ -470,7 +470,7 @@ class CANStrategy(Strategy):
         if evaluate_fn is not None:
             check_callable(evaluate_fn, "evaluate_fn")
         n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
-        groups = [_class_ids(g, f"task_classes[{i}]")
+        groups = [_int_ids(g, f"task_classes[{i}]")
                   for i, g in enumerate(check_sequence(task_classes, "task_classes", min_len=1))]
         flat = [c for g in groups for c in g]
         if not groups or any(not g for g in groups):
@@ -531,7 +531,7 @@ class CANStrategy(Strategy):
                              seed: Seed) -> dict[int, np.ndarray]:
         """Invert the global model for ``classes`` (the server-navigated baseline, equal step budget)."""
         _check_arrays(arrays)
-        classes, seen = _class_ids(classes, "classes"), _class_ids(seen, "seen")
+        classes, seen = _int_ids(classes, "classes"), _int_ids(seen, "seen")
         cfg = self.config
         teacher = load_arrays(self.model_fn().to(self.device), arrays)
         _, samples = invert(teacher, list(classes), n_classes=self.n_classes, in_dim=self.in_dim,
@@ -555,7 +555,7 @@ class CANStrategy(Strategy):
     def configure_fit(self, server_round: int, arrays: Arrays, clients: Sequence[int]) -> dict[int, FitIns]:
         phase, task, _ = self.phase(server_round)
         _check_arrays(arrays)
-        clients = _class_ids(clients, "clients")
+        clients = _int_ids(clients, "clients")
         config = self._config(server_round)
         if phase == "train":
             return {cid: FitIns(arrays, dict(config)) for cid in clients}

@@ -440,7 +440,9 @@ def integer_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
     Matches :class:`QLinear`'s forward (fake quantization) to float tolerance.  ``x`` is ``(..., in)``,
     ``weight`` ``(out, in)``, ``bias`` ``(out,)`` or None, all floating and finite; ``w_bits``, ``a_bits`` in [2, 16].
     """
-    check_tensor(x, "x", ndim=tuple(range(1, 9)), floating=True, finite=True)
+    check_tensor(x, "x", floating=True, finite=True)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (..., in), got a 0-d tensor")
     check_tensor(weight, "weight", ndim=2, floating=True, finite=True)
     if weight.numel() == 0:
         raise ValueError(f"weight must be a non-empty (out, in) matrix, got shape {tuple(weight.shape)}")
@@ -513,7 +515,6 @@ def training_bitops(macs_per_layer: dict[str, int], bits: BitConfig | tuple, n_s
     n_samples = check_scalar(n_samples, "n_samples", "int", min=0)
     check_instance(macs_per_layer, "macs_per_layer", Mapping, "a mapping layer name -> MACs")
     total = sum(check_scalar(v, f"macs_per_layer[{k!r}]", "int", min=0) for k, v in macs_per_layer.items())
-    _bit_tuple(bits)
     return bitops_per_sample(total, bits) * n_samples
 
 
