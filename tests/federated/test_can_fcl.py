@@ -31,7 +31,7 @@ SMALL = {"rounds_per_task": 2, "local_epochs": 2, "gen_steps_per_class": 30, "bu
 @pytest.fixture(scope="module")
 def stream():
     X, y = gaussian_mixture(6, 8, 60, separation=6.0, seed=0)
-    return class_incremental_tasks(X, y, 3, order_seed=None, seed=0)
+    return class_incremental_tasks(X / np.abs(X).max(), y, 3, order_seed=None, seed=0)  # the generator's range
 
 
 # --- streams -------------------------------------------------------------------------------------------------------
@@ -107,9 +107,10 @@ def test_small_buffer_goes_to_the_most_forgotten_classes():
 
 
 def test_allocation_bad_input_and_nan():
-    with pytest.warns(RuntimeWarning, match="counted as 0"):
-        alloc = allocate_buffer({0: float("nan"), 1: 1.0}, 10)
-    assert alloc[0] > alloc[1]
+    with pytest.raises(ValueError, match=r"per_class_acc\[0\]"):  # NaN is no accuracy: refused, not counted
+        allocate_buffer({0: float("nan"), 1: 0.9}, 12)
+    with pytest.raises(TypeError, match="per_class_acc"):
+        allocate_buffer([0.5, 0.5], 12)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         allocate_buffer({0: 1.5}, 3)
     with pytest.raises(ValueError, match="rule"):
@@ -279,6 +280,20 @@ def test_bad_configuration_and_messages(stream):
         CANClient(lambda: fcl_mlp(8, 6), [(stream[0].X_train, stream[0].y_train)], {"buffer_size": 3})
     with pytest.raises(TypeError, match="buffer_size must be an integer >= 0"):
         CANConfig(buffer_size=2.5)
+
+
+def test_synthetic_replay_needs_features_in_the_generators_range(stream):
+    # the generator ends in tanh: features outside [-1, 1] cannot be imitated, so they are refused up front
+    X, y = gaussian_mixture(4, 3, 10, separation=6.0, seed=1)
+    wide = class_incremental_tasks(X, y, 2, seed=0)
+    with pytest.raises(ValueError, match=r"tasks\[0\].X_train must lie in \[-1, 1\]"):
+        build_fcl(wide, "can", n_clients=2)
+    with pytest.raises(ValueError, match=r"data\[0\] X must lie in \[-1, 1\]"):
+        CANClient(lambda: fcl_mlp(3, 4), [(wide[0].X_train, wide[0].y_train)], CANConfig())
+    clients, _, _ = build_fcl(wide, "exemplar", n_clients=2)  # real replay keeps any range
+    assert len(clients) == 2
+    _, samples = invert(fcl_mlp(8, 6), [0], n_classes=6, in_dim=8, n_per_class=4, steps=2)
+    assert float(samples[0].abs().max()) <= 1.0
 
 
 def test_flower_adapter_runs_every_phase_like_simulate(stream):

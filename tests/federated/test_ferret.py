@@ -211,6 +211,27 @@ def test_single_client_single_round_moves_along_the_reconstruction():
     assert metrics["directions_regenerated"] == coords.n_coords == 8
 
 
+@pytest.mark.parametrize("schedule", ["fixed", "per_round"])
+def test_server_momentum_is_the_parameter_space_recursion(schedule):
+    # u_r = m u_{r-1} + R_r(mean_r), w_{r+1} = w_r - eta u_r, with R_r the reconstruction on round r's seeds;
+    # with per_round seeds the momentum must not rebuild last round's coordinates on this round's directions
+    (X, y), = shards(1)
+    client = FerretClient(model_fn, X, y, K=8, lr=0.1, local_steps=2, batch_size=8, blocks="single",
+                          seed_schedule=schedule)
+    strategy = Ferret(model_fn(), K=8, blocks="single", server_lr=0.5, momentum=0.9, seed_schedule=schedule)
+    arrays = strategy.initialize()
+    block = strategy.blocks[0]
+    velocity = np.zeros(block.numel, dtype=np.float32)
+    for server_round in (1, 2, 3):
+        res = client.fit(strategy.configure_fit(server_round, arrays, [0])[0])
+        dense = Coords.from_arrays(res.arrays, strategy.blocks, 8).dense(8)
+        (step,), _ = reconstruct(dense, round_seeds(0, 8, server_round, schedule), [block.numel])
+        velocity = 0.9 * velocity + step
+        expected = block.flatten(arrays) - 0.5 * velocity
+        arrays, _ = strategy.aggregate_fit(server_round, arrays, [(0, res)], [])
+        np.testing.assert_allclose(block.flatten(arrays), expected, atol=1e-5)
+
+
 def test_fedkseed_server_replay_equals_the_clients_local_model():
     (X, y), = shards(1)
     client = FedKSeedClient(model_fn, X, y, K=4, lr=0.01, local_steps=5, batch_size=8)

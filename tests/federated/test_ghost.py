@@ -15,7 +15,7 @@ from icml25.data.graphs import (  # noqa: E402
     random_node_masks,
     to_undirected,
 )
-from icml25.federated import FitRes, MalformedMessageError, simulate  # noqa: E402
+from icml25.federated import FitIns, FitRes, MalformedMessageError, simulate  # noqa: E402
 from icml25.federated.ghost import (  # noqa: E402
     GCN,
     GcnClient,
@@ -29,6 +29,8 @@ from icml25.federated.ghost import (  # noqa: E402
     split_graph,
     topology_consistency,
 )
+
+NO_INSTRUCTION = FitIns({}, {})  # GHOST's server sends nothing down
 
 
 def small_graph(seed=0, n=60, homophily=0.9):
@@ -174,16 +176,16 @@ def test_alignment_losses():
 
 def test_client_upload_is_generator_histogram_and_size():
     clients, _ = client_graphs()
-    res = GhostClient(clients[0], gen_epochs=3, seed=0).fit(None)
+    res = GhostClient(clients[0], gen_epochs=3, seed=0).fit(NO_INSTRUCTION)
     assert set(res.arrays) >= {"label_hist", "n_nodes", "gen.embed.weight"}
     np.testing.assert_array_equal(res.arrays["label_hist"], np.bincount(clients[0].y[clients[0].train_mask],
                                                                          minlength=3))
     assert res.arrays["n_nodes"].tolist() == [clients[0].num_nodes]
-    again = GhostClient(clients[0], gen_epochs=3, seed=0).fit(None)
+    again = GhostClient(clients[0], gen_epochs=3, seed=0).fit(NO_INSTRUCTION)
     for k in res.arrays:
         np.testing.assert_array_equal(res.arrays[k], again.arrays[k])
     for ablation in ({"feature_loss": False}, {"lambda_f": 0.0}):
-        other = GhostClient(clients[0], gen_epochs=3, seed=0, **ablation).fit(None)
+        other = GhostClient(clients[0], gen_epochs=3, seed=0, **ablation).fit(NO_INSTRUCTION)
         assert not np.array_equal(other.arrays["gen.net.9.weight"], res.arrays["gen.net.9.weight"])
 
 
@@ -192,15 +194,15 @@ def test_client_bad_input():
     with pytest.raises(ValueError, match="no training nodes"):
         GhostClient(g)
     with pytest.warns(UserWarning, match="untrained"):
-        res = GhostClient(g, allow_untrained=True, gen_epochs=2).fit(None)
+        res = GhostClient(g, allow_untrained=True, gen_epochs=2).fit(NO_INSTRUCTION)
     assert res.num_examples == 0
     with pytest.raises(TypeError, match="GraphData"):
         GhostClient(object())
     tiny = random_node_masks(induced_subgraph(g, np.arange(3)), (0.67, 0.0, 0.33), seed=0)
-    assert GhostClient(tiny, gen_epochs=2, k=5).fit(None).arrays["n_nodes"][0] == 3   # k clamped to n - 1
+    assert GhostClient(tiny, gen_epochs=2, k=5).fit(NO_INSTRUCTION).arrays["n_nodes"][0] == 3   # k clamped to n - 1
     single = random_node_masks(induced_subgraph(g, np.arange(3)), (0.34, 0.33, 0.33), seed=0)
     assert single.train_mask.sum() == 1   # no structure term and, without the feature term, nothing to train
-    assert GhostClient(single, gen_epochs=2, feature_loss=False).fit(None).num_examples == 1
+    assert GhostClient(single, gen_epochs=2, feature_loss=False).fit(NO_INSTRUCTION).num_examples == 1
 
 
 def test_strategy_options_are_checked():
@@ -231,7 +233,7 @@ def test_one_shot_round_trains_a_useful_model_and_ledger_counts_the_upload():
 
 def test_consolidation_anchors_the_first_layer():
     clients, _ = client_graphs(n_clients=2)
-    ups = [(i, GhostClient(g, gen_epochs=5, seed=i).fit(None).arrays) for i, g in enumerate(clients)]
+    ups = [(i, GhostClient(g, gen_epochs=5, seed=i).fit(NO_INSTRUCTION).arrays) for i, g in enumerate(clients)]
     drift = {}
     for lam in (0.0, 1e4):
         s = GhostStrategy(8, 3, hidden=16, lambda_r=lam, seed=0)
@@ -261,15 +263,14 @@ def test_malformed_and_failing_clients_are_reported_with_their_id():
     stopped = simulate(table, GhostStrategy(8, 3, hidden=16), rounds=1, on_failure="stop")
     assert stopped.stopped.startswith("round 1: client 1")
     s = GhostStrategy(8, 3)
-    bad_hist = {**good.fit(None).arrays, "label_hist": np.array([1, 2], np.int64)}
+    bad_hist = {**good.fit(NO_INSTRUCTION).arrays, "label_hist": np.array([1, 2], np.int64)}
     with pytest.raises(MalformedMessageError, match="label_hist"):
         s.validate_fit(1, {}, FitRes(bad_hist, 1))
 
 
 def test_gcn_client_and_run_ghost():
     clients, test = client_graphs()
-    res = GcnClient(clients[0], epochs=2).fit(type("I", (), {"arrays": GhostStrategy(8, 3).initialize(),
-                                                           "config": {}})())
+    res = GcnClient(clients[0], epochs=2).fit(FitIns(GhostStrategy(8, 3).initialize(), {}))
     assert res.num_examples == int(clients[0].train_mask.sum())
     out = run_ghost(small_graph(n=90), n_clients=2, alpha=1.0, gen_epochs=2, seed=0, hidden=16)
     assert 0 <= out["accuracy"] <= 1 and out["uplink_bytes"] > 0
@@ -292,6 +293,7 @@ def test_flower_adapter_matches_simulate():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_runs_on_cuda():
     clients, test = client_graphs()
-    ups = [(i, GhostClient(g, gen_epochs=3, seed=i, device="cuda").fit(None).arrays) for i, g in enumerate(clients)]
+    ups = [(i, GhostClient(g, gen_epochs=3, seed=i, device="cuda").fit(NO_INSTRUCTION).arrays)
+           for i, g in enumerate(clients)]
     model = GhostStrategy(8, 3, hidden=16, device="cuda").integrate(ups)
     assert next(model.parameters()).is_cuda and 0 <= gcn_accuracy(model, test) <= 1

@@ -458,3 +458,23 @@ def test_per_channel_reaches_the_evaluator_and_is_validated():
             LBIFLStrategy(module_to_arrays(_model()), FixedPolicy(), 2, 3, per_channel=bad)
         with pytest.raises(TypeError, match="per_channel"):
             lowbit_accuracy_evaluator(fn, X, y, per_channel=bad)
+
+
+def test_bad_run_and_plan_arguments_are_refused_up_front():
+    data, X, y = _clients_data()
+    kw = dict(rounds=2, policy=FixedPolicy(), X_test=X, y_test=y, itv=1)
+    for bad, exc, name in [({"lr": "abc"}, TypeError, "lr"), ({"local_epochs": 0}, ValueError, "local_epochs"),
+                           ({"X_test": X[:3]}, ValueError, "X_test"), ({"policy_seed": "abc"}, TypeError,
+                                                                       "policy_seed")]:
+        with pytest.raises(exc, match=name):
+            run_lbi_fl(_model, data, **{**kw, **bad})
+    with pytest.raises(ValueError, match="macs"):
+        plan_bitops(FixedPolicy(), [10, 20], rounds=4, macs=-1)
+    with pytest.raises(ValueError, match="client_samples"):
+        plan_bitops(FixedPolicy(), [], rounds=4, macs=100)
+    with pytest.raises(ValueError, match="itv"):
+        plan_bitops(FixedPolicy(), [10], rounds=4, macs=100, itv=0)
+    with pytest.raises(ValueError, match="total_macs"):
+        bitops_per_sample(-1, (4, 4, 4))
+    with pytest.raises(TypeError, match="state"):
+        FixedPolicy().act("not a state")

@@ -34,7 +34,16 @@ from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, ClientFailure, History, Strategy, check_same_layout, simulate
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 from icml25.utils.random import Seed, as_generator, int_seed, seeded
-from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_bool,
+    check_callable,
+    check_choice,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 __all__ = [
     "normalized_adjacency", "GCNConv", "GCN", "ProxyGenerator", "feature_alignment_loss", "fgw_loss",
@@ -45,9 +54,66 @@ __all__ = [
 GEN_PREFIX = "gen."
 
 
+def _check_edges(edge_index: object, n_nodes: int, name: str = "edge_index") -> np.ndarray:
+    """``edge_index`` as a (2, E) integer array of node ids in [0, n_nodes)."""
+    ei = check_array(edge_index, name, ndim=2, dtype=None)
+    if ei.shape[0] != 2 or (ei.size and ei.dtype.kind not in "iu"):
+        raise ValueError(f"{name} must be a (2, E) array of integer node ids, got shape {ei.shape} {ei.dtype}")
+    if ei.size and (ei.min() < 0 or ei.max() >= n_nodes):
+        raise ValueError(f"{name} must hold node ids in [0, {n_nodes}), got [{ei.min()}, {ei.max()}]")
+    return ei
+
+
+def _check_graph_input(x: object, adj: object, in_dim: int | None = None, finite: bool = False) -> None:
+    """Node features ``x`` (n, in_dim) and a square (n, n) adjacency (sparse, as normalized_adjacency builds it,
+    or dense)."""
+    check_tensor(x, "x", ndim=2, floating=True, finite=finite)
+    if in_dim is not None and x.shape[1] != in_dim:
+        raise ValueError(f"x must have {in_dim} features per node, got shape {tuple(x.shape)}")
+    check_tensor(adj, "adj", ndim=2, floating=True)
+    if tuple(adj.shape) != (x.shape[0], x.shape[0]):
+        raise ValueError(f"x and adj must describe the same nodes: adj must be ({x.shape[0]}, {x.shape[0]}), got "
+                         f"{tuple(adj.shape)}")
+    if finite:
+        values = adj.coalesce().values() if adj.is_sparse else adj
+        if not bool(torch.isfinite(values).all()):
+            raise ValueError("adj must contain only finite values, got NaN or inf")
+
+
+def _check_labels(y: object, name: str, n_classes: int, n: int | None = None, partner: str = "") -> None:
+    check_tensor(y, name, ndim=1)
+    if y.is_floating_point() or y.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer class labels, got dtype {y.dtype}")
+    if n is not None and len(y) != n:
+        raise ValueError(f"{partner} and {name} must have the same length, got {n}, {len(y)}")
+    if len(y) and (int(y.min()) < 0 or int(y.max()) >= n_classes):
+        raise ValueError(f"{name} must hold labels in [0, {n_classes}), got [{int(y.min())}, {int(y.max())}]")
+
+
+def _check_mask(mask: object, graph: GraphData) -> np.ndarray:
+    mask = check_array(mask, "mask", ndim=1, dtype=None)
+    if mask.dtype != bool or mask.shape != (graph.num_nodes,):
+        raise ValueError(f"mask must be a boolean array of the graph's {graph.num_nodes} nodes, got shape "
+                         f"{mask.shape} {mask.dtype}")
+    return mask
+
+
+def _server_round(server_round: object) -> int:
+    return check_scalar(server_round, "server_round", "int", min=1)
+
+
+def _check_arrays(arrays: object) -> None:
+    check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+
+
 def normalized_adjacency(edge_index: np.ndarray | torch.Tensor, n_nodes: int,
                          device: torch.device | str = "cpu") -> torch.Tensor:
-    """Sparse ``D^-1/2 (A + I) D^-1/2`` (Kipf and Welling 2017) of an undirected edge list, on ``device``."""
+    """Sparse ``D^-1/2 (A + I) D^-1/2`` (Kipf and Welling 2017) of an undirected edge list, on ``device``.
+
+    ``edge_index`` is a (2, E) array or tensor of node ids in [0, ``n_nodes``); ``n_nodes`` >= 1.
+    """
+    n_nodes = check_scalar(n_nodes, "n_nodes", "int", min=1)
+    _check_edges(edge_index, n_nodes)
     ei = torch.as_tensor(np.asarray(edge_index) if not torch.is_tensor(edge_index) else edge_index,
                          dtype=torch.long, device=device)
     loops = torch.arange(n_nodes, device=device)
@@ -62,10 +128,14 @@ class GCNConv(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int) -> None:
         super().__init__()
+        for name, value in (("in_dim", in_dim), ("out_dim", out_dim)):
+            check_scalar(value, name, "int", min=1)
         self.lin = nn.Linear(in_dim, out_dim, bias=False)
         self.bias = nn.Parameter(torch.zeros(out_dim))
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
+        """``x`` (n, in_dim) node features, ``adj`` the (n, n) normalized adjacency (sparse or dense)."""
+        _check_graph_input(x, adj, self.lin.in_features)
         return torch.sparse.mm(adj, self.lin(x)) + self.bias
 
 
@@ -80,6 +150,8 @@ class GCN(nn.Module):
         self.conv1, self.conv2, self.dropout = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim), dropout
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x`` (n, in_dim) node features, ``adj`` the (n, n) normalized adjacency (sparse or dense)."""
+        _check_graph_input(x, adj, self.conv1.lin.in_features)
         h = F.relu(self.conv1(x, adj))
         out = self.conv2(F.dropout(h, self.dropout, self.training), adj)
         return h, F.log_softmax(out, dim=1)
@@ -92,6 +164,7 @@ class ProxyGenerator(nn.Module):
         super().__init__()
         for name, value in (("n_features", n_features), ("n_classes", n_classes), ("noise_dim", noise_dim)):
             check_scalar(value, name, "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.noise_dim, self.n_classes = noise_dim, n_classes
         self.embed = nn.Embedding(n_classes, n_classes)
         widths = [n_classes + noise_dim, 64, 128, 256]
@@ -101,15 +174,28 @@ class ProxyGenerator(nn.Module):
         self.net = nn.Sequential(*layers, nn.Linear(256, n_features))
 
     def forward(self, z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Features from noise ``z`` (n, noise_dim) and labels ``y`` (n,) in [0, n_classes)."""
+        check_tensor(z, "z", ndim=2, floating=True, shape=(None, self.noise_dim))
+        _check_labels(y, "y", self.n_classes, len(z), "z")
         return self.net(torch.cat([self.embed(y), z], dim=1))
 
     def sample(self, y: torch.Tensor) -> torch.Tensor:
-        """Features for labels ``y`` with fresh noise (uses torch's global RNG)."""
+        """Features for labels ``y`` ((n,) in [0, n_classes)) with fresh noise (uses torch's global RNG)."""
+        _check_labels(y, "y", self.n_classes)
         return self(torch.randn(y.shape[0], self.noise_dim, device=y.device), y)
 
 
 def feature_alignment_loss(x_hat: torch.Tensor, x: torch.Tensor, lambda_d: float = 0.05) -> torch.Tensor:
-    """``lambda_d KL(softmax(x) || softmax(x_hat)) + 1 - mean_i cos(x_hat_i, x_i)`` (rows paired in order)."""
+    """``lambda_d KL(softmax(x) || softmax(x_hat)) + 1 - mean_i cos(x_hat_i, x_i)`` (rows paired in order).
+
+    ``x_hat`` and ``x`` are finite (n, d) floating tensors of the same shape, n >= 1; ``lambda_d`` >= 0.
+    """
+    check_tensor(x_hat, "x_hat", ndim=2, floating=True, finite=True)
+    check_tensor(x, "x", ndim=2, floating=True, finite=True)
+    if x_hat.shape != x.shape or len(x) == 0:
+        raise ValueError(f"x_hat and x must have the same non-empty (n, d) shape, got {tuple(x_hat.shape)}, "
+                         f"{tuple(x.shape)}")
+    lambda_d = check_scalar(lambda_d, "lambda_d", "real", min=0.0)
     kl = F.kl_div(F.log_softmax(x_hat, dim=1), F.softmax(x, dim=1), reduction="batchmean")
     return lambda_d * kl + 1 - F.cosine_similarity(x_hat, x, dim=1).mean()
 
@@ -121,6 +207,14 @@ def fgw_loss(adj1: torch.Tensor, adj2: torch.Tensor, x1: torch.Tensor, x2: torch
     in the features through the cost matrix (envelope theorem: the plan is held fixed)."""
     import ot
 
+    for i, (adj, x) in enumerate(((adj1, x1), (adj2, x2)), start=1):
+        check_tensor(x, f"x{i}", ndim=2, floating=True, finite=True)
+        check_tensor(adj, f"adj{i}", ndim=2, finite=True)
+        if len(x) == 0 or tuple(adj.shape) != (len(x), len(x)):
+            raise ValueError(f"adj{i} must be ({len(x)}, {len(x)}) for the {len(x)} nodes of x{i} (at least one), "
+                             f"got {tuple(adj.shape)}")
+    if x1.shape[1] != x2.shape[1]:
+        raise ValueError(f"x1 and x2 must have the same feature size, got {x1.shape[1]}, {x2.shape[1]}")
     alpha = check_scalar(alpha, "alpha", "real", min=0.0, max=1.0)
     p = torch.full((x1.shape[0],), 1 / x1.shape[0], dtype=x1.dtype, device=x1.device)
     q = torch.full((x2.shape[0],), 1 / x2.shape[0], dtype=x2.dtype, device=x2.device)
@@ -133,7 +227,12 @@ def topology_consistency(model: GCN, x: torch.Tensor, adj: torch.Tensor,
                          edge_index: torch.Tensor) -> dict[str, torch.Tensor]:
     """TCC importance: gradient of the topology energy ``sum_(i,j) e_ij^2`` with ``e_ij = <P_i, tanh(P_j)>``,
     ``P = ReLU(conv1(x)) W_1`` (first-layer embeddings mapped back by the first-layer weight), over the edges
-    of ``edge_index`` with self loops.  Returns ``{name: |dL/dtheta|}`` for the first layer's parameters."""
+    of ``edge_index`` with self loops.  Returns ``{name: |dL/dtheta|}`` for the first layer's parameters.
+    ``x`` (n, in_dim) and ``adj`` (n, n) as in :meth:`GCN.forward`, finite; ``edge_index`` a (2, E) tensor."""
+    check_instance(model, "model", GCN)
+    _check_graph_input(x, adj, model.conv1.lin.in_features, finite=True)
+    check_tensor(edge_index, "edge_index", ndim=2)
+    _check_edges(edge_index, x.shape[0])
     n = x.shape[0]
     loops = torch.arange(n, device=x.device)
     src, dst = torch.cat([edge_index.to(x.device), torch.stack([loops, loops])], dim=1)
@@ -148,7 +247,13 @@ def topology_consistency(model: GCN, x: torch.Tensor, adj: torch.Tensor,
 def proxy_graph(generator: ProxyGenerator, y: torch.Tensor, k: int = 5) -> tuple[torch.Tensor, torch.Tensor,
                                                                                  torch.Tensor]:
     """A proxy graph from a generator: features ``G(z, y)`` and their cosine kNN structure.
-    Returns ``(x_hat, edge_index, adj)``; ``x_hat`` keeps the generator's graph of gradients."""
+    Returns ``(x_hat, edge_index, adj)``; ``x_hat`` keeps the generator's graph of gradients.  ``y`` holds one
+    label in [0, n_classes) per proxy node (at least one), ``k`` >= 1."""
+    check_instance(generator, "generator", ProxyGenerator)
+    _check_labels(y, "y", generator.n_classes)
+    if len(y) == 0:
+        raise ValueError("y must hold at least one label (one per proxy node)")
+    k = check_scalar(k, "k", "int", min=1)
     x_hat = generator.sample(y)
     edge_index = torch.as_tensor(knn_graph(x_hat.detach().cpu().numpy(), k), device=y.device)
     return x_hat, edge_index, normalized_adjacency(edge_index, y.shape[0], y.device)
@@ -163,9 +268,15 @@ def train_gcn(model: GCN, graph: GraphData, epochs: int, lr: float = 0.01, weigh
               mask: np.ndarray | None = None, seed: Seed = 0) -> GCN:
     """Full-batch Adam training of ``model`` on the nodes of ``mask`` (default: the train mask).
 
-    ``seed`` drives the dropout masks; the caller's global torch RNG is left untouched.
+    ``seed`` drives the dropout masks; the caller's global torch RNG is left untouched.  ``mask`` is a boolean
+    array over the graph's nodes; ``epochs`` >= 0, ``lr`` > 0, ``weight_decay`` >= 0.
     """
-    mask = graph.train_mask if mask is None else mask
+    check_instance(model, "model", GCN)
+    check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
+    epochs = check_scalar(epochs, "epochs", "int", min=0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    mask = graph.train_mask if mask is None else _check_mask(mask, graph)
     if mask is None or not mask.any():
         raise ValueError("train_gcn needs a non-empty training mask")
     device = next(model.parameters()).device
@@ -183,7 +294,14 @@ def train_gcn(model: GCN, graph: GraphData, epochs: int, lr: float = 0.01, weigh
 
 @torch.no_grad()
 def gcn_accuracy(model: GCN, graph: GraphData, mask: np.ndarray | None = None) -> float:
-    """Accuracy of ``model`` on the nodes of ``mask`` (all nodes when None)."""
+    """Accuracy of ``model`` on the nodes of ``mask`` (a boolean array over the nodes; all nodes when None).
+
+    NaN when ``mask`` selects no node.
+    """
+    check_instance(model, "model", GCN)
+    check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
+    if mask is not None:
+        mask = _check_mask(mask, graph)
     device = next(model.parameters()).device
     x, adj, y = _graph_tensors(graph, device)
     model.eval()
@@ -209,6 +327,7 @@ class GhostClient(Client):
                  noise_dim: int = 64, dropout: float = 0.2, feature_loss: bool = True, allow_untrained: bool = False,
                  seed: Seed = 0, device: torch.device | str = "cpu") -> None:
         check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
+        allow_untrained = check_bool(allow_untrained, "allow_untrained")
         if graph.train_mask is None or not graph.train_mask.any():
             if not allow_untrained:
                 raise ValueError("the client has no training nodes; pass allow_untrained=True to upload an "
@@ -222,6 +341,8 @@ class GhostClient(Client):
         self.fgw_alpha = check_scalar(fgw_alpha, "fgw_alpha", "real", min=0.0, max=1.0)
         self.k = check_scalar(k, "k", "int", min=1)
         self.feature_loss = check_bool(feature_loss, "feature_loss")
+        noise_dim = check_scalar(noise_dim, "noise_dim", "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.noise_dim, self.dropout, self.seed, self.device = noise_dim, dropout, int_seed(seed), torch.device(device)
 
     def train_generator(self) -> tuple[ProxyGenerator, float]:
@@ -257,7 +378,11 @@ class GhostClient(Client):
                 loss_value = float(loss.detach())
         return gen.eval(), loss_value
 
-    def fit(self, ins: FitIns) -> FitRes:
+    def fit(self, ins: FitIns | None) -> FitRes:
+        """Train the generator and return the upload; ``ins`` (a FitIns, or None) is ignored: GHOST's server
+        sends nothing down."""
+        if ins is not None:
+            check_instance(ins, "ins", FitIns)
         gen, loss = self.train_generator()
         labels = self.graph.y[self.graph.train_mask] if self.graph.train_mask is not None else self.graph.y[:0]
         arrays = {GEN_PREFIX + k: v for k, v in module_to_arrays(gen).items()}
@@ -298,6 +423,14 @@ class GhostStrategy(Strategy):
         lambda_r = check_scalar(lambda_r, "lambda_r", "real", min=0.0)
         k = check_scalar(k, "k", "int", min=1)
         lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+        for name, value in (("n_features", n_features), ("n_classes", n_classes), ("hidden", hidden),
+                            ("noise_dim", noise_dim)):
+            check_scalar(value, name, "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
+        gen_dropout = check_scalar(gen_dropout, "gen_dropout", "real", min=0.0, max=1.0, inclusive="left")
+        weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+        if evaluate_fn is not None:
+            check_callable(evaluate_fn, "evaluate_fn")
         seed = int_seed(seed)
         self.n_features, self.n_classes, self.hidden, self.dropout = n_features, n_classes, hidden, dropout
         self.proxy_steps, self.server_steps, self.lr, self.weight_decay = proxy_steps, server_steps, lr, weight_decay
@@ -320,9 +453,15 @@ class GhostStrategy(Strategy):
         return module_to_arrays(self.make_model())
 
     def configure_fit(self, server_round, arrays, clients):
+        server_round = _server_round(server_round)
+        _check_arrays(arrays)
+        clients = check_sequence(clients, "clients", item=lambda v, n: check_scalar(v, n, "int", min=0))
         return {cid: FitIns({}, self.fit_config(server_round)) for cid in clients}
 
     def validate_fit(self, server_round, arrays, res) -> None:
+        _server_round(server_round)
+        _check_arrays(arrays)
+        check_instance(res, "res", FitRes)
         gen = {k: v for k, v in res.arrays.items() if k.startswith(GEN_PREFIX)}
         check_same_layout(self._generator_layout, gen)
         hist, n_nodes = res.arrays.get("label_hist"), res.arrays.get("n_nodes")
@@ -362,9 +501,15 @@ class GhostStrategy(Strategy):
         return omega
 
     def integrate(self, uploads: Sequence[tuple[int, Mapping[str, np.ndarray]]]) -> GCN:
-        """Knowledge integration (server side of GHOST) over ``(client id, uploaded arrays)`` pairs."""
+        """Knowledge integration (server side of GHOST) over ``(client id, uploaded arrays)`` pairs (at least one)."""
+        def pair(item: object, name: str) -> tuple[int, Mapping[str, np.ndarray]]:
+            if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[1], Mapping):
+                raise TypeError(f"{name} must be a pair (client id, uploaded arrays), got {type(item).__name__}")
+            return check_scalar(item[0], f"{name} client id", "int", min=0), item[1]
+
+        uploads = check_sequence(uploads, "uploads", item=pair)
         if not uploads:
-            raise ValueError("integrate needs at least one client upload")
+            raise ValueError("uploads is empty: integrate needs at least one client upload")
         rng = as_generator(self.seed)
         uploads = sorted(uploads, key=lambda u: u[0])
         order = [uploads[i] for i in rng.permutation(len(uploads))]
@@ -408,11 +553,23 @@ class GhostStrategy(Strategy):
         return model.eval()
 
     def aggregate_fit(self, server_round, arrays, results, failures: list[ClientFailure]):
+        _server_round(server_round)
+        _check_arrays(arrays)
+
+        def pair(item: object, name: str) -> tuple[int, FitRes]:
+            if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[1], FitRes):
+                raise TypeError(f"{name} must be a pair (client id, FitRes), got {type(item).__name__}")
+            return check_scalar(item[0], f"{name} client id", "int", min=0), item[1]
+
+        results = check_sequence(results, "results", min_len=1, item=pair)
+        failures = check_sequence(failures, "failures")
         self.uploads_ = [(cid, res.arrays) for cid, res in results]
         model = self.integrate(self.uploads_)
         return module_to_arrays(model), {"clients": len(results), "failures": len(failures)}
 
     def evaluate(self, server_round, arrays):
+        _server_round(server_round)
+        _check_arrays(arrays)
         if self.evaluate_fn is None:
             return {}
         return dict(self.evaluate_fn(load_arrays(self.make_model(), arrays).eval()))
@@ -429,9 +586,12 @@ class GcnClient(Client):
         self.graph, self.epochs = graph, check_scalar(epochs, "epochs", "int", min=0)
         self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
         self.weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+        hidden = check_scalar(hidden, "hidden", "int", min=1)
+        dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.hidden, self.dropout, self.seed = hidden, dropout, int_seed(seed)
 
     def fit(self, ins: FitIns) -> FitRes:
+        check_instance(ins, "ins", FitIns)
         g = self.graph
         model = load_arrays(GCN(g.num_features, g.n_classes, self.hidden, self.dropout), ins.arrays)
         train_gcn(model, g, self.epochs, self.lr, self.weight_decay, seed=self.seed + int(ins.config.get("round", 0)))
@@ -445,6 +605,10 @@ def split_graph(graph: GraphData, n_clients: int, alpha: float, fractions: tuple
     a random train/val/test split (20/40/40), and the global evaluation graphs: the induced subgraphs of the whole
     graph on the union of the clients' test nodes and on the union of their validation nodes.
     Returns ``(client_graphs, global_test_graph, global_val_graph, client_node_ids)``."""
+    check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
+    n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
+    alpha = check_scalar(alpha, "alpha", "real", min=0.0, inclusive="neither")
+    min_nodes = check_scalar(min_nodes, "min_nodes", "int", min=0)
     seed = int_seed(seed)
     parts = dirichlet_node_split(graph.y, n_clients, alpha, min_nodes=min_nodes, seed=seed)
     clients, test_nodes, val_nodes = [], [], []
@@ -461,6 +625,10 @@ def run_ghost(graph: GraphData, n_clients: int = 10, alpha: float = 0.05, gen_ep
               client_kwargs: Mapping[str, object] | None = None, **strategy_kwargs) -> dict[str, object]:
     """GHOST end to end in one simulated round: split, client generators, server integration, global test
     accuracy.  Returns ``{"accuracy", "history", "model", "uplink_bytes"}`` (bytes from the ledger)."""
+    check_instance(graph, "graph", GraphData, "an icml25.data.graphs.GraphData")
+    if client_kwargs is not None:
+        check_instance(client_kwargs, "client_kwargs", Mapping, "a mapping of GhostClient options")
+    gen_epochs = check_scalar(gen_epochs, "gen_epochs", "int", min=0)
     seed = int_seed(seed)
     clients, test_graph, _, _ = split_graph(graph, n_clients, alpha, seed=seed)
     ghost_clients = [GhostClient(g, gen_epochs=gen_epochs, seed=seed * 100 + c, **dict(client_kwargs or {}))

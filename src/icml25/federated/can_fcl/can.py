@@ -40,7 +40,15 @@ from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, History, Strategy, check_same_layout, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 from icml25.utils.random import Seed, int_seed, seeded, torch_generator
-from icml25.utils.validation import check_array, check_choice, check_consistent_length, check_instance, check_scalar
+from icml25.utils.validation import (
+    check_array,
+    check_callable,
+    check_choice,
+    check_consistent_length,
+    check_instance,
+    check_scalar,
+    check_sequence,
+)
 
 __all__ = ["METHODS", "CANConfig", "CANClient", "CANStrategy", "FCLResult", "fcl_mlp", "task_accuracy_evaluator",
            "forgetting_profile", "build_fcl", "run_fcl"]
@@ -164,10 +172,42 @@ def fcl_mlp(in_dim: int = 64, n_classes: int = 10, hidden: int = 128, seed: Seed
 
     Initialised from ``seed`` without touching the caller's global torch RNG.
     """
+    for name, value in (("in_dim", in_dim), ("n_classes", n_classes), ("hidden", hidden)):
+        check_scalar(value, name, "int", min=1)
     with seeded(seed):
         return nn.Sequential(nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
                              nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
                              nn.Linear(hidden, n_classes))
+
+
+def _check_generator_range(X: np.ndarray, name: str) -> None:
+    """Synthetic replay imitates real features with a tanh generator: they must lie in [-1, 1]."""
+    if X.size and (not np.all(np.isfinite(X)) or float(np.abs(X).max()) > 1.0):
+        raise ValueError(f"{name} must lie in [-1, 1] with replay='synthetic' (the generator ends in tanh; "
+                         f"rescale the features), got values in [{X.min():g}, {X.max():g}]")
+
+
+def _server_round(server_round: object, n_rounds: int) -> int:
+    return check_scalar(server_round, "server_round", "int", min=1, max=n_rounds)
+
+
+def _check_arrays(arrays: object) -> None:
+    check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+
+
+def _check_results(results: object, failures: object) -> list[tuple[int, FitRes]]:
+    def pair(item: object, name: str) -> tuple[int, FitRes]:
+        if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[1], FitRes):
+            raise TypeError(f"{name} must be a pair (client id, FitRes), got {type(item).__name__}")
+        return check_scalar(item[0], f"{name} client id", "int", min=0), item[1]
+
+    out = check_sequence(results, "results", min_len=1, item=pair)
+    check_sequence(failures, "failures")
+    return out
+
+
+def _int_ids(values: object, name: str) -> list[int]:
+    return check_sequence(values, name, item=lambda v, n: check_scalar(v, n, "int", min=0))
 
 
 def _ids(text: object) -> list[int]:
@@ -201,14 +241,20 @@ class CANClient(Client):
 
     def __init__(self, model_fn: Callable[[], nn.Module], data: Sequence[tuple[np.ndarray, np.ndarray]],
                  config: CANConfig, *, seed: Seed = 0, device: str | torch.device | None = None) -> None:
+        check_callable(model_fn, "model_fn")
         check_instance(config, "config", CANConfig)
         self.model_fn, self.config, self.seed = model_fn, config, int_seed(seed)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
         self.data = []
-        for t, (X, y) in enumerate(data):
+        for t, pair in enumerate(check_sequence(data, "data", min_len=1)):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"data[{t}] must be a pair (X, y) of arrays, got {type(pair).__name__}")
+            X, y = pair
             X = check_array(X, f"data[{t}] X", ndim=2, dtype=np.float32)
             y = check_array(y, f"data[{t}] y", ndim=1, dtype=None)
             check_consistent_length(X, y, names=(f"data[{t}] X", f"data[{t}] y"))
+            if config.replay == "synthetic":
+                _check_generator_range(X, f"data[{t}] X")
             self.data.append((torch.as_tensor(X, device=self.device),
                               torch.as_tensor(y.astype(np.int64), device=self.device)))
         self.task = -1
@@ -229,6 +275,7 @@ class CANClient(Client):
         return self.data[task]
 
     def fit(self, ins: FitIns) -> FitRes:
+        check_instance(ins, "ins", FitIns)
         phase, task = ins.config.get("phase"), int(ins.config.get("task", -1))
         seen, new = _ids(ins.config.get("seen", "")), _ids(ins.config.get("new", ""))
         check_choice(phase, "phase", ("train", "replay", "census", "synthesize"))
@@ -288,7 +335,11 @@ class CANClient(Client):
         old = [c for c in seen if c not in new]
         acc = _per_class_score(model, px, py, old, seen, self.config.forgetting_measure)
         if self.config.allocation == "adaptive":
-            self.allocation = allocate_buffer(acc, self.config.buffer_size, eps=self.config.allocation_eps,
+            missing = [c for c, a in acc.items() if np.isnan(a)]
+            if missing:  # no synthetic sample to test on: counted as fully forgotten
+                warnings.warn(f"no accuracy for classes {missing}: counted as 0", RuntimeWarning, stacklevel=2)
+            scores = {c: 0.0 if np.isnan(a) else a for c, a in acc.items()}
+            self.allocation = allocate_buffer(scores, self.config.buffer_size, eps=self.config.allocation_eps,
                                               rule=self.config.allocation_rule,
                                               temperature=self.config.allocation_temperature)
         else:
@@ -413,9 +464,14 @@ class CANStrategy(Strategy):
                  model_fn: Callable[[], nn.Module], config: CANConfig, *, n_classes: int, in_dim: int,
                  evaluate_fn: Callable[[Arrays, int], list[float]] | None = None, seed: Seed = 0,
                  device: str | torch.device | None = None) -> None:
+        check_instance(initial_arrays, "initial_arrays", Mapping, "a mapping name -> array")
+        check_callable(model_fn, "model_fn")
         check_instance(config, "config", CANConfig)
+        if evaluate_fn is not None:
+            check_callable(evaluate_fn, "evaluate_fn")
         n_classes = check_scalar(n_classes, "n_classes", "int", min=1)
-        groups = [[int(c) for c in g] for g in task_classes]
+        groups = [_int_ids(g, f"task_classes[{i}]")
+                  for i, g in enumerate(check_sequence(task_classes, "task_classes", min_len=1))]
         flat = [c for g in groups for c in g]
         if not groups or any(not g for g in groups):
             raise ValueError("task_classes must be a non-empty list of non-empty class lists")
@@ -451,13 +507,12 @@ class CANStrategy(Strategy):
         return len(self.schedule)
 
     def phase(self, server_round: int) -> tuple[str, int, int]:
-        """(phase, task, round within the task's training) of ``server_round`` (1-based)."""
-        if not 1 <= server_round <= len(self.schedule):
-            raise ValueError(f"round {server_round} is outside the schedule of {len(self.schedule)} rounds")
-        return self.schedule[server_round - 1]
+        """(phase, task, round within the task's training) of ``server_round`` (1-based, within the schedule)."""
+        return self.schedule[_server_round(server_round, len(self.schedule)) - 1]
 
     def seen(self, task: int) -> list[int]:
-        """Classes of tasks 0..task (the classifier's active head)."""
+        """Classes of tasks 0..task (the classifier's active head); ``task`` in [0, n_tasks)."""
+        task = check_scalar(task, "task", "int", min=0, max=len(self.task_classes) - 1)
         return sorted(c for g in self.task_classes[:task + 1] for c in g)
 
     def initialize(self) -> Arrays:
@@ -475,6 +530,8 @@ class CANStrategy(Strategy):
     def synthesize_on_server(self, arrays: Mapping[str, np.ndarray], classes: Sequence[int], seen: Sequence[int],
                              seed: Seed) -> dict[int, np.ndarray]:
         """Invert the global model for ``classes`` (the server-navigated baseline, equal step budget)."""
+        _check_arrays(arrays)
+        classes, seen = _int_ids(classes, "classes"), _int_ids(seen, "seen")
         cfg = self.config
         teacher = load_arrays(self.model_fn().to(self.device), arrays)
         _, samples = invert(teacher, list(classes), n_classes=self.n_classes, in_dim=self.in_dim,
@@ -497,6 +554,8 @@ class CANStrategy(Strategy):
 
     def configure_fit(self, server_round: int, arrays: Arrays, clients: Sequence[int]) -> dict[int, FitIns]:
         phase, task, _ = self.phase(server_round)
+        _check_arrays(arrays)
+        clients = _int_ids(clients, "clients")
         config = self._config(server_round)
         if phase == "train":
             return {cid: FitIns(arrays, dict(config)) for cid in clients}
@@ -529,6 +588,8 @@ class CANStrategy(Strategy):
 
     def validate_fit(self, server_round: int, arrays: Arrays, res: FitRes) -> None:
         phase, task, _ = self.phase(server_round)
+        _check_arrays(arrays)
+        check_instance(res, "res", FitRes)
         if phase == "train":
             check_same_layout(arrays, res.arrays)
             return
@@ -555,6 +616,8 @@ class CANStrategy(Strategy):
 
     def aggregate_fit(self, server_round, arrays, results, failures):
         phase, task, local_round = self.phase(server_round)
+        _check_arrays(arrays)
+        results = _check_results(results, failures)
         if phase == "train":
             new = weighted_average([(res.arrays, res.num_examples) for _, res in results])
             if local_round == self.config.rounds_per_task:
@@ -579,6 +642,7 @@ class CANStrategy(Strategy):
 
     def evaluate(self, server_round: int, arrays: Arrays) -> dict[str, object]:
         phase, task, local_round = self.phase(server_round)
+        _check_arrays(arrays)
         if self.evaluate_fn is None or phase != "train" or local_round != self.config.rounds_per_task:
             return {}
         row = [float(a) for a in self.evaluate_fn(arrays, task)]
@@ -589,6 +653,8 @@ class CANStrategy(Strategy):
 def task_accuracy_evaluator(model_fn: Callable[[], nn.Module], tasks: Sequence[Task],
                             device: str | torch.device | None = None) -> Callable[[Arrays, int], list[float]]:
     """``evaluate(arrays, t)``: test accuracy on tasks 0..t, predicting among the classes of tasks 0..t."""
+    check_callable(model_fn, "model_fn")
+    tasks = check_sequence(tasks, "tasks", min_len=1, item=lambda t, n: check_instance(t, n, Task))
     device = torch.device(device) if device is not None else torch.device("cpu")
     tests = [(torch.as_tensor(t.X_test, device=device), torch.as_tensor(t.y_test, dtype=torch.int64, device=device))
              for t in tasks]
@@ -638,6 +704,24 @@ def forgetting_profile(model_fn: Callable[[], nn.Module], arrays: Mapping[str, n
     (clients, old classes) of accuracy before minus after on ``(X_old, y_old)``, NaN for a client
     without data.  Its spread across clients is CAN's "client forgetting variance".
     """
+    check_callable(model_fn, "model_fn")
+    check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+    client_data = check_sequence(client_data, "client_data", min_len=1)
+    for i, pair in enumerate(client_data):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"client_data[{i}] must be a pair (X, y) of arrays, got {type(pair).__name__}")
+        check_consistent_length(check_array(pair[0], f"client_data[{i}] X", ndim=2),
+                                check_array(pair[1], f"client_data[{i}] y", ndim=1),
+                                names=(f"client_data[{i}] X", f"client_data[{i}] y"))
+    X_old = check_array(X_old, "X_old", ndim=2, dtype=np.float32, min_len=1)
+    y_old = check_array(y_old, "y_old", ndim=1, dtype=None)
+    if y_old.dtype.kind not in "iu":
+        raise TypeError(f"y_old must hold integer class ids, got dtype {y_old.dtype}")
+    check_consistent_length(X_old, y_old, names=("X_old", "y_old"))
+    seen = check_sequence(seen, "seen", min_len=1, item=lambda v, n: check_scalar(v, n, "int", min=0))
+    epochs = check_scalar(epochs, "epochs", "int", min=0)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     seed = int_seed(seed)
     classes = sorted(int(c) for c in np.unique(y_old))
     X_old_t, y_old_t = torch.as_tensor(np.asarray(X_old, dtype=np.float32)), torch.as_tensor(np.asarray(y_old))
@@ -674,13 +758,20 @@ def build_fcl(tasks: Sequence[Task], method: str = "can", *, n_clients: int = 5,
     Each task's training data is dealt to ``n_clients`` with Dirichlet(``alpha``) label skew
     (``alpha=None``: IID).  ``config`` (default: the preset of ``method``, a key of
     :data:`METHODS`) takes ``overrides``.  The classifier defaults to :func:`fcl_mlp` seeded by ``seed``.
+    With synthetic replay the features must lie in [-1, 1] (the generator ends in tanh;
+    :func:`~icml25.federated.can_fcl.streams.digits_tasks` scales pixels so): ValueError otherwise.
     """
     if not tasks:
         raise ValueError("tasks is empty: a class-incremental stream needs at least one task")
     for i, t in enumerate(tasks):
         check_instance(t, f"tasks[{i}]", Task, "a Task (see class_incremental_tasks)")
     seed = int_seed(seed)
+    if model_fn is not None:
+        check_callable(model_fn, "model_fn")
     cfg = CANConfig.for_method(method, **overrides) if config is None else replace(config, **overrides)
+    if cfg.replay == "synthetic":
+        for i, t in enumerate(tasks):
+            _check_generator_range(t.X_train, f"tasks[{i}].X_train")
     in_dim = int(tasks[0].X_train.shape[1])
     n_classes = 1 + max(c for t in tasks for c in t.classes)
     if model_fn is None:

@@ -8,12 +8,15 @@ variance"), with largest-remainder rounding so the shares sum exactly to the buf
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from icml25.utils.validation import check_array, check_choice, check_scalar
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_sequence
+
+
+def _class_id(value: object, name: str) -> int:
+    return check_scalar(value, name, "int", min=0)
 
 __all__ = ["select_teachers", "allocate_buffer", "uniform_allocation"]
 
@@ -25,11 +28,11 @@ def select_teachers(class_counts: np.ndarray, classes: Sequence[int] | None = No
     sample of ``c`` are never teachers, so a class held by nobody maps to ``[]`` (the caller then
     lets the global model teach it).  ``classes`` defaults to every column.
     """
-    counts = check_array(class_counts, "class_counts", ndim=2)
+    counts = check_array(class_counts, "class_counts", ndim=2, min_len=1)
     if (counts < 0).any():
         raise ValueError(f"class_counts must be non-negative, got min {counts.min()}")
     k = check_scalar(k, "k", "int", min=1)
-    classes = range(counts.shape[1]) if classes is None else [int(c) for c in classes]
+    classes = range(counts.shape[1]) if classes is None else check_sequence(classes, "classes", item=_class_id)
     teachers = {}
     for c in classes:
         if not 0 <= c < counts.shape[1]:
@@ -57,24 +60,22 @@ def allocate_buffer(per_class_acc: Mapping[int, float], buffer_size: int, *, eps
     ``min_per_class`` samples when the buffer allows it; the rest is split by ``w`` with
     largest-remainder rounding (ties to the lower class id).  When the buffer is smaller than
     ``min_per_class`` per class, the classes with the largest ``w`` (then the lower id) get one
-    sample each and the others none.  A NaN accuracy (no synthetic sample to test on) counts as 0,
-    with a warning; equal accuracies give the uniform allocation.
+    sample each and the others none.  Accuracies must be finite (a class without a test sample has no
+    accuracy: the caller decides what it counts as); equal accuracies give the uniform allocation.
     """
+    check_instance(per_class_acc, "per_class_acc", Mapping, "a mapping class id -> accuracy")
     buffer_size = check_scalar(buffer_size, "buffer_size", "int", min=0)
     check_choice(rule, "rule", ("linear", "softmax"))
     eps = check_scalar(eps, "eps", "real", min=0.0)
     temperature = check_scalar(temperature, "temperature", "real", min=0.0, inclusive="neither")
     min_per_class = check_scalar(min_per_class, "min_per_class", "int", min=0)
-    classes = sorted(int(c) for c in per_class_acc)
+    classes = sorted(_class_id(c, "per_class_acc class id") for c in per_class_acc)
     if not classes:
         if buffer_size:
             raise ValueError("per_class_acc is empty: there is no old class to give buffer space to")
         return {}
-    acc = np.array([float(per_class_acc[c]) for c in classes])
-    if np.isnan(acc).any():
-        missing = [c for c, a in zip(classes, acc, strict=True) if np.isnan(a)]
-        warnings.warn(f"no accuracy for classes {missing}: counted as 0", RuntimeWarning, stacklevel=2)
-        acc = np.nan_to_num(acc, nan=0.0)
+    acc = np.array([check_scalar(per_class_acc[c], f"per_class_acc[{c}]", "real", min=0.0, max=1.0)
+                    for c in classes])
     if ((acc < 0) | (acc > 1)).any():
         raise ValueError(f"per_class_acc must hold accuracies in [0, 1], got {acc.tolist()}")
     gap = 1.0 - acc
@@ -92,4 +93,8 @@ def allocate_buffer(per_class_acc: Mapping[int, float], buffer_size: int, *, eps
 
 def uniform_allocation(classes: Sequence[int], buffer_size: int) -> dict[int, int]:
     """The baseline: ``buffer_size / |classes|`` samples per class (largest remainder, lower ids first)."""
+    classes = check_sequence(classes, "classes", item=_class_id)
+    buffer_size = check_scalar(buffer_size, "buffer_size", "int", min=0)
+    if not classes and buffer_size:
+        raise ValueError("classes is empty: there is no old class to give buffer space to")
     return allocate_buffer({int(c): 0.0 for c in classes}, buffer_size, eps=1.0, min_per_class=0)

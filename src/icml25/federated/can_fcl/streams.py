@@ -14,7 +14,7 @@ import numpy as np
 
 from icml25.data.partition import dirichlet_partition
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_consistent_length, check_scalar
+from icml25.utils.validation import check_array, check_consistent_length, check_instance, check_scalar
 
 __all__ = ["Task", "class_incremental_tasks", "split_task_across_clients", "digits_tasks", "gaussian_mixture"]
 
@@ -55,7 +55,7 @@ def class_incremental_tasks(X: np.ndarray, y: np.ndarray, n_tasks: int | None = 
     present = np.unique(y)
     if task_classes is None:
         n_tasks = check_scalar(n_tasks, "n_tasks", "int", min=1, max=present.size)
-        order = present if order_seed is None else as_generator(order_seed).permutation(present)
+        order = present if order_seed is None else as_generator(order_seed, "order_seed").permutation(present)
         task_classes = [part.tolist() for part in np.array_split(order, int(n_tasks))]
     groups = [[int(c) for c in group] for group in task_classes]
     flat = [c for g in groups for c in g]
@@ -87,6 +87,7 @@ def split_task_across_clients(task: Task, n_clients: int, alpha: float | None, s
 
     A client may receive no sample of a task (it then takes part in replay only).
     """
+    check_instance(task, "task", Task)
     n_clients = check_scalar(n_clients, "n_clients", "int", min=1)
     if alpha is None:
         order = as_generator(seed).permutation(task.y_train.size)

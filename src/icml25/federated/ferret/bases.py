@@ -80,7 +80,7 @@ def candidate_seeds(root_seed: int, K: int) -> np.ndarray:
 
 def round_seeds(root_seed: int, K: int, server_round: int, schedule: str = "fixed") -> np.ndarray:
     """The ``K`` seeds used in ``server_round``: the fixed pool, or ``hash(root_seed, round, k)`` per round."""
-    check_choice(schedule, "seed_schedule", SCHEDULES)
+    check_choice(schedule, "schedule", SCHEDULES)
     if schedule == "fixed":
         return candidate_seeds(root_seed, K)
     root_seed, K = check_scalar(root_seed, "root_seed", "int", min=0), check_scalar(K, "K", "int", min=1)
@@ -91,7 +91,7 @@ def round_seeds(root_seed: int, K: int, server_round: int, schedule: str = "fixe
 
 def seed_digest(root_seed: int, K: int, schedule: str, kind: str) -> int:
     """A 62-bit digest of what both sides must share (root seed, K, seed schedule, basis kind)."""
-    check_choice(schedule, "seed_schedule", SCHEDULES)
+    check_choice(schedule, "schedule", SCHEDULES)
     words = [check_scalar(root_seed, "root_seed", "int", min=0), check_scalar(K, "K", "int", min=1),
              SCHEDULES.index(schedule), KINDS.index(check_choice(kind, "kind", KINDS))]
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] >> np.uint64(2))

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.federated.ferret.bases import basis, candidate_seeds, seed_digest
+from icml25.federated.ferret.bases import KINDS, basis, candidate_seeds, seed_digest
 from icml25.federated.ferret.ferret import Arrays, LocalSGDClient, SharedSeedServer, load_model
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, Scalar
 from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_scalar
+from icml25.utils.validation import check_choice, check_instance, check_scalar
 
 __all__ = ["FedKSeedClient", "FedKSeed"]
 
@@ -33,12 +33,13 @@ class FedKSeedClient(LocalSGDClient):
         super().__init__(model_fn, X, y, local_steps, lr, batch_size, None, seed)
         self.eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
         self.K, self.root_seed = check_scalar(K, "K", "int", min=1), check_scalar(root_seed, "root_seed", "int", min=0)
-        self.kind = kind
+        self.kind = check_choice(kind, "kind", KINDS)
         self.seeds = candidate_seeds(self.root_seed, self.K)
         self.digest = seed_digest(self.root_seed, self.K, "fixed", kind)
 
     @torch.no_grad()
     def fit(self, ins: FitIns) -> FitRes:
+        check_instance(ins, "ins", FitIns)
         server_round = int(ins.config.get("round", 0))
         if int(ins.config.get("seed_digest", -1)) != self.digest:
             raise ValueError("the server's seed digest differs from this client's (root seed, K, basis)")
@@ -72,6 +73,7 @@ class FedKSeed(SharedSeedServer):
 
     def __init__(self, model: nn.Module, K: int, lr: float, root_seed: int = 0, kind: str = "gaussian",
                  weighting: str = "equal", evaluate_fn: Callable[[Arrays], dict[str, Scalar]] | None = None) -> None:
+        lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
         super().__init__(model, K, root_seed, lr, "fixed", kind, "single", weighting, 0.0, None, evaluate_fn)
 
     def _dense(self, res: FitRes) -> np.ndarray:

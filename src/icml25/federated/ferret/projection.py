@@ -20,7 +20,7 @@ import numpy as np
 from icml25.federated.ferret.bases import KINDS, basis, iter_basis_chunks, rademacher_rows
 from icml25.federated.messages import MalformedMessageError
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_array, check_choice, check_scalar
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_sequence
 
 __all__ = ["Block", "Coords", "make_blocks", "parameter_aliases", "allocate_directions", "project", "reconstruct",
            "coordinate_scale"]
@@ -28,21 +28,45 @@ __all__ = ["Block", "Coords", "make_blocks", "parameter_aliases", "allocate_dire
 
 @dataclass(frozen=True)
 class Block:
-    """A group of named tensors flattened into one vector (names in registration order)."""
+    """A group of named tensors flattened into one vector (names in registration order).
+
+    ``names`` (distinct strings, at least one) and ``shapes`` (one tuple of sizes >= 0 per name) have equal lengths.
+    """
 
     names: tuple[str, ...]
     shapes: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        names = check_sequence(self.names, "names", min_len=1, item=lambda v, n: check_instance(v, n, str))
+        shapes = check_sequence(self.shapes, "shapes", min_len=1)
+        if len(names) != len(shapes):
+            raise ValueError(f"names and shapes must have the same length, got {len(names)}, {len(shapes)}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"names must be distinct, got {list(names)}")
+        for i, shape in enumerate(shapes):
+            check_sequence(shape, f"shapes[{i}]", item=lambda v, n: check_scalar(v, n, "int", min=0))
 
     @property
     def numel(self) -> int:
         return int(sum(int(np.prod(s)) for s in self.shapes))
 
     def flatten(self, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
-        """The block's tensors of ``arrays`` as one float32 vector."""
+        """The block's tensors of ``arrays`` (a mapping holding every name of the block) as one float32 vector."""
+        check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+        missing = [n for n in self.names if n not in arrays]
+        if missing:
+            raise ValueError(f"arrays lacks the block's tensors {missing}")
+        for name, shape in zip(self.names, self.shapes, strict=True):
+            if int(np.size(arrays[name])) != int(np.prod(shape)):
+                raise ValueError(f"arrays[{name!r}] must hold {int(np.prod(shape))} values (shape {tuple(shape)}), "
+                                 f"got shape {np.shape(arrays[name])}")
         return np.concatenate([np.asarray(arrays[n], dtype=np.float32).ravel() for n in self.names])
 
     def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Inverse of :meth:`flatten`."""
+        """Inverse of :meth:`flatten`: a finite 1-d ``vector`` of :attr:`numel` values -> name -> array."""
+        vector = check_array(vector, "vector", ndim=1, dtype=None)
+        if vector.size != self.numel:
+            raise ValueError(f"vector must hold the block's {self.numel} values, got {vector.size}")
         out, pos = {}, 0
         for name, shape in zip(self.names, self.shapes, strict=True):
             n = int(np.prod(shape))
@@ -87,6 +111,8 @@ def make_blocks(params: object, target_numel: int | None = None) -> list[Block]:
 
 def parameter_aliases(module: object) -> dict[str, str]:
     """State-dict names of tied parameters -> the name under which ``named_parameters`` lists them."""
+    if not (hasattr(module, "named_parameters") and hasattr(module, "state_dict")):
+        raise TypeError(f"module must be an nn.Module, got {type(module).__name__}")
     canonical = {id(p): n for n, p in module.named_parameters()}
     return {n: canonical[id(t)] for n, t in module.state_dict(keep_vars=True).items()
             if id(t) in canonical and canonical[id(t)] != n}
@@ -130,17 +156,39 @@ def coordinate_scale(kind: str, dim: int, n_directions: int) -> float:
 
 @dataclass
 class Coords:
-    """A client's compressed update: per block, the chosen seed indices and their coordinates."""
+    """A client's compressed update: per block, the chosen seed indices and their coordinates.
+
+    ``index[l]`` (distinct ints >= 0) and ``values[l]`` (finite floats) are 1-d arrays of equal length, one pair
+    per block.
+    """
 
     index: list[np.ndarray]
     values: list[np.ndarray]
+
+    def __post_init__(self) -> None:
+        index, values = check_sequence(self.index, "index"), check_sequence(self.values, "values")
+        if len(index) != len(values):
+            raise ValueError(f"index and values must have one entry per block, got {len(index)}, {len(values)}")
+        for block, (idx, val) in enumerate(zip(index, values, strict=True)):
+            idx = check_array(idx, f"index[{block}]", ndim=1)
+            val = check_array(val, f"values[{block}]", ndim=1)
+            if idx.size and (idx.dtype.kind not in "iu" or idx.min() < 0 or np.unique(idx).size != idx.size):
+                raise ValueError(f"index[{block}] must hold distinct integers >= 0, got {idx.tolist()}")
+            if idx.size != val.size:
+                raise ValueError(f"index[{block}] and values[{block}] must have the same length, got "
+                                 f"{idx.size}, {val.size}")
+
+    def _seed_count(self, K: object) -> int:
+        top = max((int(np.max(i)) for i in self.index if np.size(i)), default=-1)
+        return check_scalar(K, "K", "int", min=max(1, top + 1))
 
     @property
     def n_coords(self) -> int:
         return int(sum(v.size for v in self.values))
 
     def dense(self, K: int) -> np.ndarray:
-        """The ``(n_blocks, K)`` float32 matrix with zeros for unused seeds."""
+        """The ``(n_blocks, K)`` float32 matrix with zeros for unused seeds (``K`` above every index)."""
+        K = self._seed_count(K)
         out = np.zeros((len(self.values), K), dtype=np.float32)
         for row, (idx, val) in enumerate(zip(self.index, self.values, strict=True)):
             out[row, idx] = val
@@ -148,6 +196,7 @@ class Coords:
 
     def to_arrays(self, K: int) -> dict[str, np.ndarray]:
         """What goes over the wire: float32 coordinates, uint16/uint32 seed indices and per-block counts."""
+        K = self._seed_count(K)
         itype = np.uint16 if K <= 2**16 else np.uint32
         counts = np.array([v.size for v in self.values], dtype=itype)
         return {"coords": np.concatenate([np.zeros(0, np.float32), *self.values]).astype(np.float32),
@@ -188,8 +237,12 @@ def project(deltas: Sequence[np.ndarray], seeds: np.ndarray, counts: Sequence[in
 
     ``gamma_{l,k} = scale * <basis(seeds[k], d_l, block=l), Delta_l>`` with
     :func:`coordinate_scale`; ``seed`` (an int, ``None`` or a NumPy Generator, drawn from as is) picks the
-    seed indices (all ``K`` seeds when ``counts[l] == K``).
+    seed indices (all ``K`` seeds when ``counts[l] == K``).  ``seeds`` is a non-empty 1-d array of ints >= 0.
     """
+    deltas = check_sequence(deltas, "deltas")
+    counts = check_sequence(counts, "counts", item=lambda v, n: check_scalar(v, n, "int", min=0))
+    seeds = _check_seeds(seeds)
+    chunk = check_scalar(chunk, "chunk", "int", min=1)
     if len(deltas) != len(counts):
         raise ValueError(f"deltas and counts must have the same length, got {len(deltas)}, {len(counts)}")
     rng = as_generator(seed)
@@ -198,7 +251,7 @@ def project(deltas: Sequence[np.ndarray], seeds: np.ndarray, counts: Sequence[in
     for block, (delta, n) in enumerate(zip(deltas, counts, strict=True)):
         delta = np.asarray(delta, dtype=np.float32).ravel()
         if not np.all(np.isfinite(delta)):
-            raise ValueError(f"the update of block {block} contains NaN or Inf")
+            raise ValueError(f"deltas[{block}] (the update of block {block}) contains NaN or Inf")
         if not 0 <= n <= min(K, delta.size):
             raise ValueError(f"block {block}: {n} directions, allowed 0..min(K={K}, d_l={delta.size})")
         idx = np.arange(K) if n == K else np.sort(rng.choice(K, size=n, replace=False))
@@ -227,7 +280,10 @@ def reconstruct(dense: np.ndarray, seeds: np.ndarray, dims: Sequence[int], kind:
     ``clip`` (official: 10) caps the l2 norm of every seed's reconstructed term ``dense[l,k] v_{l,k}``.
     ``count`` is the number of directions regenerated (the non-zero entries of ``dense``).
     """
-    dense = np.asarray(dense, dtype=np.float32)
+    dense = check_array(dense, "dense", ndim=2, dtype=np.float32)
+    seeds = _check_seeds(seeds)
+    dims = check_sequence(dims, "dims", min_len=1, item=lambda v, n: check_scalar(v, n, "int", min=1))
+    chunk = check_scalar(chunk, "chunk", "int", min=1)
     if dense.shape != (len(dims), len(seeds)):
         raise ValueError(f"dense must have shape ({len(dims)}, {len(seeds)}), got {dense.shape}")
     if clip is not None:
@@ -253,6 +309,13 @@ def reconstruct(dense: np.ndarray, seeds: np.ndarray, dims: Sequence[int], kind:
         count += used.size
         updates.append(acc)
     return updates, count
+
+
+def _check_seeds(seeds: object) -> np.ndarray:
+    seeds = check_array(seeds, "seeds", ndim=1, min_len=1)
+    if seeds.dtype.kind not in "iu" or seeds.min() < 0:
+        raise ValueError(f"seeds must be integers >= 0, got {seeds.tolist()}")
+    return seeds
 
 
 def _groups(idx: np.ndarray, dim: int, chunk: int) -> list[np.ndarray]:

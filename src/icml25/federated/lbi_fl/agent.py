@@ -21,9 +21,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.federated.lbi_fl.quant import BitConfig
-from icml25.utils.random import Seed, as_generator, seeded
-from icml25.utils.validation import check_scalar
+from icml25.federated.lbi_fl.quant import BitConfig, _bit_tuple
+from icml25.utils.random import Seed, as_generator, check_seed, seeded
+from icml25.utils.validation import (
+    check_bool,
+    check_callable,
+    check_instance,
+    check_scalar,
+    check_sequence,
+    check_tensor,
+)
 
 __all__ = [
     "ACTIONS", "STATE_DIM", "BitWidthState", "action_mask", "apply_action", "lbi_reward", "Policy", "FixedPolicy",
@@ -64,12 +71,13 @@ class BitWidthState:
 
 def action_mask(bits: tuple[int, int, int] | BitConfig) -> np.ndarray:
     """Valid actions: keep always; raising a component only when it is below 8 (and not FP32)."""
-    values = bits.as_tuple() if isinstance(bits, BitConfig) else tuple(bits)
+    values = _bit_tuple(bits)
     return np.array([True, *(b is not None and b < 8 for b in values)])
 
 
 def apply_action(bits: BitConfig, action: int) -> bool:
     """Apply ``action`` (index into :data:`ACTIONS`) to ``bits`` in place; True if a bit-width changed."""
+    check_instance(bits, "bits", BitConfig)
     action = check_scalar(action, "action", "int", min=0, max=len(ACTIONS) - 1)
     if not action_mask(bits)[action]:
         raise ValueError(f"action {ACTIONS[action]!r} is masked out at bits {bits.as_tuple()}")
@@ -81,9 +89,15 @@ def apply_action(bits: BitConfig, action: int) -> bool:
 
 def lbi_reward(bitops: float, bitops_int8: float, acc: float, acc_ref: float, t: float, theta: float = 1.0,
                delta: float = 0.02) -> float:
-    """Our instantiation of the reward: ``(BitOPs_INT8 / BitOPs)^theta * exp(-max(0, acc_ref - acc)/delta) * t``."""
+    """Our instantiation of the reward: ``(BitOPs_INT8 / BitOPs)^theta * exp(-max(0, acc_ref - acc)/delta) * t``.
+
+    ``bitops``, ``bitops_int8``, ``delta`` > 0; ``acc``, ``acc_ref``, ``t`` in [0, 1]; ``theta`` >= 0.
+    """
     for name, value in (("bitops", bitops), ("bitops_int8", bitops_int8), ("delta", delta)):
         check_scalar(value, name, "real", min=0.0, inclusive="neither")
+    for name, value in (("acc", acc), ("acc_ref", acc_ref), ("t", t)):
+        check_scalar(value, name, "real", min=0.0, max=1.0)
+    check_scalar(theta, "theta", "real", min=0.0)
     return float((bitops_int8 / bitops) ** theta * math.exp(-max(0.0, acc_ref - acc) / delta) * t)
 
 
@@ -101,6 +115,8 @@ class FixedPolicy(Policy):
     """Never changes the bit-widths (UI4 / UI8 baselines, depending on the initial bits)."""
 
     def act(self, state: BitWidthState, seed: Seed = None) -> int:
+        check_instance(state, "state", BitWidthState)
+        check_seed(seed)
         return 0
 
 
@@ -111,6 +127,7 @@ class RandomPolicy(Policy):
         self.p_raise = check_scalar(p_raise, "p_raise", "real", min=0.0, max=1.0)
 
     def act(self, state: BitWidthState, seed: Seed = None) -> int:
+        check_instance(state, "state", BitWidthState)
         rng = as_generator(seed)
         raises = np.flatnonzero(action_mask(state.bits)[1:]) + 1
         if raises.size == 0 or rng.random() >= self.p_raise:
@@ -122,16 +139,24 @@ class TeacherSchedulePolicy(Policy):
     """The hand-made prior of behaviour cloning: raise gradients early, activations late, keep weights at 4.
 
     Targets over training progress t: b_g = 6 from ``g_at[0]``, 8 from ``g_at[1]``; b_a = 6 from ``a_at``.
-    One raise per decision (gradients first).
+    One raise per decision (gradients first).  ``g_at`` is two non-decreasing fractions in [0, 1],
+    ``a_at`` one fraction in [0, 1].
     """
 
     def __init__(self, g_at: tuple[float, float] = (0.1, 0.2), a_at: float = 0.7) -> None:
-        self.g_at, self.a_at = tuple(g_at), a_at
+        g_at = check_sequence(g_at, "g_at", item=lambda v, n: check_scalar(v, n, "real", min=0.0, max=1.0))
+        if len(g_at) != 2 or g_at[0] > g_at[1]:
+            raise ValueError(f"g_at must be two non-decreasing fractions in [0, 1], got {g_at}")
+        self.g_at, self.a_at = tuple(g_at), check_scalar(a_at, "a_at", "real", min=0.0, max=1.0)
 
     def target(self, t: float) -> tuple[int, int, int]:
+        """The target (b_w, b_a, b_g) at training progress ``t`` in [0, 1]."""
+        t = check_scalar(t, "t", "real", min=0.0, max=1.0)
         return (4, 6 if t >= self.a_at - 1e-9 else 4, 4 + 2 * sum(t >= x - 1e-9 for x in self.g_at))
 
     def act(self, state: BitWidthState, seed: Seed = None) -> int:
+        check_instance(state, "state", BitWidthState)
+        check_seed(seed)
         target = self.target(state.t)
         for action, component in ((3, 2), (2, 1), (1, 0)):
             if state.bits[component] < target[component]:
@@ -151,26 +176,40 @@ class RLPolicy(nn.Module, Policy):
         with seeded(seed):
             self.net = nn.Sequential(nn.Linear(STATE_DIM, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(),
                                      nn.Linear(hidden, len(ACTIONS)))
-        self.hidden, self.greedy = hidden, greedy
+        self.hidden, self.greedy = hidden, check_bool(greedy, "greedy")
 
     def forward(self, states: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities over actions (masked actions get -inf)."""
+        """Log-probabilities over actions (masked actions get -inf).
+
+        ``states`` is ``(n, STATE_DIM)`` floating, ``masks`` ``(n, 4)`` boolean.
+        """
+        check_tensor(states, "states", ndim=2, floating=True)
+        check_tensor(masks, "masks", ndim=2)
+        if masks.dtype != torch.bool:
+            raise TypeError(f"masks must be a boolean tensor, got dtype {masks.dtype}")
+        if states.shape[1] != STATE_DIM or tuple(masks.shape) != (states.shape[0], len(ACTIONS)):
+            raise ValueError(f"states and masks must have shapes (n, {STATE_DIM}) and (n, {len(ACTIONS)}), got "
+                             f"{tuple(states.shape)} and {tuple(masks.shape)}")
         logits = self.net(states).masked_fill(~masks, float("-inf"))
         return torch.log_softmax(logits, dim=-1)
 
     def probabilities(self, state: BitWidthState) -> np.ndarray:
+        """The policy's distribution over :data:`ACTIONS` at ``state`` (masked actions get 0)."""
+        check_instance(state, "state", BitWidthState)
         with torch.no_grad():
             logp = self(torch.as_tensor(state.vector())[None], torch.as_tensor(action_mask(state.bits))[None])[0]
         return logp.exp().numpy().astype(np.float64)
 
     def act(self, state: BitWidthState, seed: Seed = None) -> int:
         p = self.probabilities(state)
+        check_seed(seed)
         if self.greedy:
             return int(np.argmax(p))
         return int(as_generator(seed).choice(len(ACTIONS), p=p / p.sum()))
 
     def save(self, path: str | Path) -> None:
-        """Write the weights as plain NumPy arrays (.npz)."""
+        """Write the weights as plain NumPy arrays (.npz) to ``path`` (a str or Path)."""
+        check_instance(path, "path", (str, Path), "a str or pathlib.Path")
         arrays = {f"p{i}": t.detach().cpu().numpy() for i, t in enumerate(self.net.state_dict().values())}
         np.savez(path, state_dim=STATE_DIM, n_actions=len(ACTIONS), hidden=self.hidden, **arrays)
 
@@ -220,7 +259,13 @@ def train_agent(proxy_task_fn: Callable[[Policy, int], Sequence[Decision]], epis
     client's return from that decision on and b a moving average of G per decision index.
     ``log(episode, mean_return, bc_loss)`` is called after each episode.
     """
+    check_callable(proxy_task_fn, "proxy_task_fn")
     episodes = check_scalar(episodes, "episodes", "int", min=1)
+    baseline_momentum = check_scalar(baseline_momentum, "baseline_momentum", "real", min=0.0, max=1.0)
+    if teacher is not None:
+        check_instance(teacher, "teacher", Policy)
+    if log is not None:
+        check_callable(log, "log")
     bc_weight = check_scalar(bc_weight, "bc_weight", "real", min=0.0)
     bc_decay = check_scalar(bc_decay, "bc_decay", "real", min=0.0, max=1.0, inclusive="right")
     lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")

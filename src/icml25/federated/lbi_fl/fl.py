@@ -41,14 +41,16 @@ from icml25.federated.messages import FitIns, FitRes, MalformedMessageError, pac
 from icml25.federated.simulation import Client, History, Strategy, simulate, weighted_average
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
 from icml25.utils.nn import accuracy, train_classifier
-from icml25.utils.random import Seed, as_generator, int_seed, torch_generator
+from icml25.utils.random import Seed, as_generator, check_seed, int_seed, torch_generator
 from icml25.utils.validation import (
     check_bool,
+    check_callable,
     check_choice,
     check_consistent_length,
     check_instance,
     check_scalar,
     check_sequence,
+    check_tensor,
 )
 
 __all__ = [
@@ -66,8 +68,10 @@ def encode_arrays(arrays: Mapping[str, np.ndarray], b_w: int, per_channel: bool 
     (float32 scales).  Symmetric quantization (``rounding`` "nearest", the paper's, or "stochastic",
     unbiased, drawn with ``seed``: see :mod:`icml25.federated.lbi_fl.quant`); ``q + 2^(b-1) - 1`` is sent so
     that it fits in b bits."""
+    check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
     check_bits(b_w, "b_w")
     per_channel = check_bool(per_channel, "per_channel")
+    check_choice(rounding, "rounding", ("nearest", "stochastic"))
     generator = None if seed is None else torch_generator(seed)
     offset = 2 ** (b_w - 1) - 1
     out: Arrays = {}
@@ -84,6 +88,8 @@ def decode_arrays(message: Mapping[str, np.ndarray], layout: Mapping[str, np.nda
 
     Raises :class:`MalformedMessageError` when names, sizes or values do not fit the layout.
     """
+    check_instance(message, "message", Mapping, "a mapping name -> array")
+    check_instance(layout, "layout", Mapping, "a mapping name -> array")
     check_bits(b_w, "b_w")
     expected = {n + s for n in layout for s in (Q_SUFFIX, S_SUFFIX)}
     if set(message) != expected:
@@ -112,11 +118,36 @@ def _layout(model: nn.Module) -> Arrays:
     return module_to_arrays(model)
 
 
+def _check_xy(X: object, y: object, x_name: str, y_name: str) -> None:
+    """Features (n, ...) floating and finite, labels (n,) integer, at least one sample."""
+    check_tensor(X, x_name, ndim=(2, 3, 4), floating=True, finite=True)
+    check_tensor(y, y_name, ndim=1)
+    if y.is_floating_point() or y.dtype == torch.bool:
+        raise TypeError(f"{y_name} must hold integer class labels, got dtype {y.dtype}")
+    check_consistent_length(X, y, names=(x_name, y_name))
+
+
+def _server_round(server_round: object) -> int:
+    return check_scalar(server_round, "server_round", "int", min=1)
+
+
 def _config_bits(config: Mapping[str, object]) -> BitConfig:
     try:
         return BitConfig(*(int(config[f"b_{c}"]) for c in COMPONENTS))
     except KeyError as exc:
         raise ValueError(f"the fit config lacks the bit-width {exc}") from exc
+
+
+def _check_initial_bits(initial_bits: object) -> None:
+    values = check_sequence(initial_bits, "initial_bits", item=check_bits)
+    if len(values) != 3:
+        raise ValueError(f"initial_bits must give three bit-widths (w, a, g), got {initial_bits!r}")
+
+
+def _check_result(item: object, name: str) -> tuple[int, FitRes]:
+    if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[1], FitRes):
+        raise TypeError(f"{name} must be a pair (client id, FitRes), got {type(item).__name__}")
+    return check_scalar(item[0], f"{name} client id", "int", min=0), item[1]
 
 
 class LBIFLClient(Client):
@@ -133,7 +164,8 @@ class LBIFLClient(Client):
     def __init__(self, model_fn: Callable[[], nn.Module], X: torch.Tensor, y: torch.Tensor, epochs: int = 2,
                  lr: float = 0.1, batch_size: int = 32, per_channel: bool = False, seed: Seed = 0,
                  grad_rounding: str = "stochastic", message_rounding: str = "nearest") -> None:
-        check_consistent_length(X, y, names=("X", "y"))
+        check_callable(model_fn, "model_fn")
+        _check_xy(X, y, "X", "y")
         self.model_fn, self.X, self.y = model_fn, X, y
         self.epochs = check_scalar(epochs, "epochs", "int", min=1)
         self.lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
@@ -145,6 +177,7 @@ class LBIFLClient(Client):
         self.macs = sum(count_macs(model_fn(), tuple(X.shape[1:])).values())
 
     def fit(self, ins: FitIns) -> FitRes:
+        check_instance(ins, "ins", FitIns)
         bits = _config_bits(ins.config)
         server_round = int(ins.config.get("round", 0))
         model = self.model_fn()
@@ -192,10 +225,13 @@ class LBIFLStrategy(Strategy):
                  itv: int = 5, initial_bits: tuple[int, int, int] = (4, 4, 4), per_channel: bool = False,
                  evaluate_fn: Callable[[Arrays, BitConfig], dict[str, float]] | None = None, seed: Seed = 0,
                  message_rounding: str = "nearest") -> None:
+        check_instance(initial_arrays, "initial_arrays", Mapping, "a mapping name -> array")
         check_instance(policy, "policy", Policy)
         for name, value in (("rounds", rounds), ("n_clients", n_clients), ("itv", itv)):
             check_scalar(value, name, "int", min=1)
-        check_sequence(initial_bits, "initial_bits", min_len=3, item=check_bits)
+        _check_initial_bits(initial_bits)
+        if evaluate_fn is not None:
+            check_callable(evaluate_fn, "evaluate_fn")
         seed = int_seed(seed)
         self.layout = {k: np.asarray(v, dtype=np.float32).copy() for k, v in initial_arrays.items()}
         self.policy, self.rounds, self.itv = policy, rounds, itv
@@ -218,6 +254,9 @@ class LBIFLStrategy(Strategy):
         return self.clients[cid]
 
     def configure_fit(self, server_round, arrays, clients):
+        server_round = _server_round(server_round)
+        check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+        clients = check_sequence(clients, "clients", item=lambda v, n: check_scalar(v, n, "int", min=0))
         out, messages = {}, {}
         for cid in clients:
             bits = self._state(cid).bits
@@ -229,6 +268,9 @@ class LBIFLStrategy(Strategy):
         return out
 
     def validate_fit(self, server_round, arrays, res):
+        _server_round(server_round)
+        check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+        check_instance(res, "res", FitRes)
         for key in ("b_w", "err_w", "err_a", "err_g", "bitops"):
             if key not in res.metrics:
                 raise MalformedMessageError(f"the reply lacks the metric {key!r}")
@@ -239,6 +281,10 @@ class LBIFLStrategy(Strategy):
         self._decoded[id(res)] = decode_arrays(res.arrays, self.layout, b_w)
 
     def aggregate_fit(self, server_round, arrays, results, failures):
+        server_round = _server_round(server_round)
+        check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+        results = check_sequence(results, "results", min_len=1, item=_check_result)
+        check_sequence(failures, "failures")
         items = []
         for cid, res in results:
             state = self._state(cid)
@@ -271,6 +317,8 @@ class LBIFLStrategy(Strategy):
                          None)
 
     def evaluate(self, server_round, arrays):
+        _server_round(server_round)
+        check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
         return {} if self.evaluate_fn is None else dict(self.evaluate_fn(arrays, self.eval_bits()))
 
 
@@ -280,6 +328,8 @@ def lowbit_accuracy_evaluator(model_fn: Callable[[], nn.Module], X: torch.Tensor
     """``evaluate_fn(arrays, bits)``: test accuracy of the global model run with low-bit layers at ``bits``
     (FP32 when ``bits`` is None); ``per_channel`` gives the weights one scale per output channel, as
     in training."""
+    check_callable(model_fn, "model_fn")
+    _check_xy(X, y, "X", "y")
     per_channel = check_bool(per_channel, "per_channel")
 
     def evaluate(arrays: Mapping[str, np.ndarray], bits: BitConfig | None = None) -> dict[str, float]:
@@ -323,7 +373,26 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
     (an option, off by default as in the paper) gives weights one scale per output channel everywhere: in the
     clients' low-bit layers, in both messages and in the low-bit evaluation of the global model.
     """
-    check_sequence(client_data, "client_data", min_len=1)
+    check_callable(model_fn, "model_fn")
+    client_data = check_sequence(client_data, "client_data", min_len=1)
+    for i, pair in enumerate(client_data):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"client_data[{i}] must be a pair (X, y) of tensors, got {type(pair).__name__}")
+        _check_xy(*pair, f"client_data[{i}] X", f"client_data[{i}] y")
+    rounds = check_scalar(rounds, "rounds", "int", min=1)
+    check_instance(policy, "policy", Policy)
+    _check_xy(X_test, y_test, "X_test", "y_test")
+    itv = check_scalar(itv, "itv", "int", min=1)
+    local_epochs = check_scalar(local_epochs, "local_epochs", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    _check_initial_bits(initial_bits)
+    per_channel = check_bool(per_channel, "per_channel")
+    if clients_per_round is not None:
+        check_scalar(clients_per_round, "clients_per_round", "int", min=1, max=len(client_data))
+    check_choice(on_failure, "on_failure", ("skip", "stop"))
+    check_seed(policy_seed, "policy_seed")
+    check_choice(message_rounding, "message_rounding", ("nearest", "stochastic"))
     seed = int_seed(seed)
     clients = [LBIFLClient(model_fn, X, y, local_epochs, lr, batch_size, per_channel, seed * 1000 + i,
                            message_rounding=message_rounding) for i, (X, y) in enumerate(client_data)]
@@ -337,7 +406,19 @@ def run_lbi_fl(model_fn: Callable[[], nn.Module], client_data: Sequence[tuple[to
 def plan_bitops(policy: Policy, client_samples: Sequence[int], rounds: int, macs: int, itv: int = 5,
                 local_epochs: int = 2, initial_bits: tuple[int, int, int] = (4, 4, 4), seed: Seed = 0) -> float:
     """Training BitOPs of a policy that ignores the quantization errors (fixed, random, teacher), without
-    training: the same decision loop as :class:`LBIFLStrategy` with full participation."""
+    training: the same decision loop as :class:`LBIFLStrategy` with full participation.
+
+    ``client_samples`` gives each client's sample count (ints >= 0, at least one client); ``macs`` is the
+    model's multiply-accumulates per sample (an int >= 0).
+    """
+    check_instance(policy, "policy", Policy)
+    client_samples = check_sequence(client_samples, "client_samples", min_len=1,
+                                    item=lambda v, n: check_scalar(v, n, "int", min=0))
+    rounds = check_scalar(rounds, "rounds", "int", min=1)
+    macs = check_scalar(macs, "macs", "int", min=0)
+    itv = check_scalar(itv, "itv", "int", min=1)
+    local_epochs = check_scalar(local_epochs, "local_epochs", "int", min=1)
+    _check_initial_bits(initial_bits)
     bits = [BitConfig(*initial_bits) for _ in client_samples]
     last = [0] * len(client_samples)
     rng = as_generator(seed)
@@ -364,9 +445,10 @@ class ProxyTask:
     def __init__(self, model_fn: Callable[[], nn.Module], client_data, X_test, y_test, rounds: int = 40,
                  itv: int = 5, local_epochs: int = 2, lr: float = 0.1, batch_size: int = 32, theta: float = 1.0,
                  delta: float = 0.02, seed: Seed = 0) -> None:
+        self.theta = check_scalar(theta, "theta", "real", min=0.0)
+        self.delta = check_scalar(delta, "delta", "real", min=0.0, inclusive="neither")
         self.model_fn, self.client_data, self.X_test, self.y_test = model_fn, client_data, X_test, y_test
         self.kw = dict(rounds=rounds, itv=itv, local_epochs=local_epochs, lr=lr, batch_size=batch_size)
-        self.theta, self.delta = theta, delta
         self.acc_ref = run_lbi_fl(model_fn, client_data, policy=FixedPolicy(), X_test=X_test, y_test=y_test,
                                   initial_bits=(8, 8, 8), seed=seed, **self.kw).accuracy
         self.macs = sum(count_macs(model_fn(), tuple(client_data[0][0].shape[1:])).values())

@@ -15,6 +15,7 @@ advanced by every draw).  An int or a NumPy Generator becomes a fresh ``torch.Ge
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils.random import Seed, torch_generator
-from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar
+from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_sequence, check_tensor
 
 __all__ = [
     "BITS", "COMPONENTS", "TorchSeed", "BitConfig", "check_bits", "quantize_symmetric", "quantize_stochastic_asym",
@@ -41,6 +42,16 @@ COMPONENTS = ("w", "a", "g")
 def check_bits(bits: object, what: str = "bits") -> int:
     """Return ``bits`` if it is one of :data:`BITS` (4, 6, 8): a TypeError for a non-integer, else a ValueError."""
     return check_choice(check_scalar(bits, what, "int"), what, BITS)
+
+
+def _bit_tuple(bits: object, name: str = "bits") -> tuple[int | None, int | None, int | None]:
+    """``(b_w, b_a, b_g)`` of a :class:`BitConfig` or of three bit-widths (each in :data:`BITS` or None)."""
+    if isinstance(bits, BitConfig):
+        return bits.as_tuple()
+    values = check_sequence(bits, name)
+    if len(values) != 3:
+        raise ValueError(f"{name} must give three bit-widths (w, a, g), got {bits!r}")
+    return tuple(None if v is None else check_bits(v, f"{name}[{i}]") for i, v in enumerate(values))
 
 
 def _float_tensor(x: object) -> torch.Tensor:
@@ -77,6 +88,7 @@ def quantize_symmetric(x: torch.Tensor, bits: int, per_channel: bool = False, ro
     """
     check_choice(rounding, "rounding", ("nearest", "stochastic"))
     bits = check_scalar(bits, "bits", "int", min=2, max=16)
+    per_channel, _float_q = check_bool(per_channel, "per_channel"), check_bool(_float_q, "_float_q")
     _float_tensor(x)
     qmax = 2 ** (bits - 1) - 1
     if per_channel and x.ndim >= 1:
@@ -105,6 +117,7 @@ def quantize_stochastic_asym(x: torch.Tensor, bits: int, seed: TorchSeed = None,
     """
     check_choice(rounding, "rounding", ("stochastic", "nearest"))
     bits = check_scalar(bits, "bits", "int", min=1, max=16)
+    _float_q = check_bool(_float_q, "_float_q")
     _float_tensor(x)
     x = x.detach()
     if x.numel() == 0:
@@ -124,7 +137,26 @@ def quantize_stochastic_asym(x: torch.Tensor, bits: int, seed: TorchSeed = None,
 
 
 def dequantize(q: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor | None = None) -> torch.Tensor:
-    """``scale * q`` (symmetric) or ``zero + scale * q`` (asymmetric), in the scale's dtype."""
+    """``scale * q`` (symmetric) or ``zero + scale * q`` (asymmetric), in the scale's dtype.
+
+    ``scale`` (floating) and ``zero`` are 0-d tensors or have ``q``'s dimensions and broadcast to its shape
+    (one scale per tensor, or per output channel).
+    """
+    check_tensor(q, "q")
+    check_tensor(scale, "scale", floating=True)
+    for name, value in (("scale", scale), ("zero", zero)):
+        if value is None and name == "zero":
+            continue
+        check_tensor(value, name, floating=True)
+        ok = value.ndim == 0
+        if value.ndim == q.ndim:
+            try:
+                ok = tuple(torch.broadcast_shapes(value.shape, q.shape)) == tuple(q.shape)
+            except RuntimeError:
+                ok = False
+        if not ok:
+            raise ValueError(f"{name} must be 0-d or broadcast to q's shape {tuple(q.shape)} with q's dimensions, "
+                             f"got shape {tuple(value.shape)}")
     out = q.to(scale.dtype) * scale
     return out if zero is None else out + zero
 
@@ -135,6 +167,7 @@ def fake_quant(x: torch.Tensor, bits: int, mode: str = "nearest", seed: TorchSee
     asymmetric stochastic gradient quantizer (drawn with ``seed``), ``"asym_nearest"`` the asymmetric one with
     round-to-nearest."""
     check_choice(mode, "mode", ("nearest", "stochastic", "asym_nearest"))
+    per_channel = check_bool(per_channel, "per_channel")
     if mode == "nearest":
         return dequantize(*quantize_symmetric(x, bits, per_channel))
     rounding = "stochastic" if mode == "stochastic" else "nearest"
@@ -146,7 +179,12 @@ def _rel_error(x_hat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 def quant_error(x: torch.Tensor, bits: int, mode: str = "nearest", seed: TorchSeed = None) -> float:
-    """Relative quantization error ``||Q(x) - x||^2 / ||x||^2`` (our instantiation of the paper's Eq. 5)."""
+    """Relative quantization error ``||Q(x) - x||^2 / ||x||^2`` (our instantiation of the paper's Eq. 5).
+
+    ``x`` is a non-empty floating tensor of finite values.
+    """
+    if _float_tensor(x).numel() == 0:
+        raise ValueError("x must be a non-empty tensor: the relative error of nothing is undefined")
     return float(_rel_error(fake_quant(x, bits, mode, seed), x.detach()))
 
 
@@ -286,16 +324,25 @@ class QLinear(LowBitMixin, nn.Linear):
 
     ``bits`` is a shared :class:`BitConfig`; ``per_channel`` gives weights one scale per output unit;
     ``seed`` drives the stochastic rounding of gradients (see the module docstring); ``errors`` holds
-    the last relative quantization errors of W, A and G.
+    the last relative quantization errors of W, A and G.  ``init_seed`` initialises the weights (as
+    ``nn.Linear`` does) without touching the caller's global torch RNG.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, bits: BitConfig | None = None,
                  per_channel: bool = False, seed: TorchSeed = None,
-                 grad_rounding: str = "stochastic", device=None, dtype=None) -> None:
-        nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
+                 grad_rounding: str = "stochastic", device=None, dtype=None, init_seed: Seed = 0) -> None:
+        for name, value in (("in_features", in_features), ("out_features", out_features)):
+            check_scalar(value, name, "int", min=1)
+        bias = check_bool(bias, "bias")
+        with seeded(init_seed, "init_seed"):
+            nn.Linear.__init__(self, in_features, out_features, bias, device=device, dtype=dtype)
         self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor(x, "x", floating=True)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"x must have {self.in_features} features in its last dimension, got shape "
+                             f"{tuple(x.shape)}")
         return _LinearFn.apply(x, self.weight, self.bias, self)
 
 
@@ -305,14 +352,28 @@ class QConv2d(LowBitMixin, nn.Conv2d):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, bits: BitConfig | None = None, per_channel: bool = False,
                  seed: TorchSeed = None, grad_rounding: str = "stochastic",
-                 device=None, dtype=None) -> None:
-        nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                           device=device, dtype=dtype)
-        if isinstance(self.padding, str):
-            raise ValueError(f"padding must be numeric for a QConv2d, got {self.padding!r}")
+                 device=None, dtype=None, init_seed: Seed = 0) -> None:
+        for name, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            check_scalar(value, name, "int", min=1)
+        if isinstance(padding, str):
+            raise ValueError(f"padding must be numeric for a QConv2d, got {padding!r}")
+        for name, value, low in (("kernel_size", kernel_size, 1), ("stride", stride, 1), ("padding", padding, 0),
+                                 ("dilation", dilation, 1)):
+            for v in (value if isinstance(value, (tuple, list)) else (value,)):
+                check_scalar(v, name, "int", min=low)
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"groups must divide in_channels and out_channels, got {groups} for "
+                             f"{in_channels}, {out_channels}")
+        bias = check_bool(bias, "bias")
+        with seeded(init_seed, "init_seed"):
+            nn.Conv2d.__init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                               device=device, dtype=dtype)
         self._init_lowbit(bits, per_channel, seed, grad_rounding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor(x, "x", ndim=(3, 4), floating=True)
+        if x.shape[-3] != self.in_channels:
+            raise ValueError(f"x must have {self.in_channels} channels, got shape {tuple(x.shape)}")
         return _Conv2dFn.apply(x, self.weight, self.bias, self)
 
 
@@ -341,7 +402,10 @@ def quantize_model(model: nn.Module, bits: BitConfig, per_channel: bool = False,
     (``strict=True`` raises TypeError instead).  A bare ``nn.Linear`` / ``nn.Conv2d`` cannot be
     replaced in place and raises TypeError.  Returns the model.
     """
+    check_instance(model, "model", nn.Module, "an nn.Module")
     check_instance(bits, "bits", BitConfig)
+    per_channel, strict = check_bool(per_channel, "per_channel"), check_bool(strict, "strict")
+    check_choice(grad_rounding, "grad_rounding", ("stochastic", "nearest"))
     generator = _torch_rng(seed)
     if type(model) in (nn.Linear, nn.Conv2d):
         raise TypeError(f"a bare {type(model).__name__} cannot be replaced in place: wrap it in nn.Sequential "
@@ -373,12 +437,26 @@ def integer_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
                    a_bits: int) -> torch.Tensor:
     """The quantized linear layer computed with integers: int32 product of q_a and q_w, then rescaled.
 
-    Matches :class:`QLinear`'s forward (fake quantization) to float tolerance.
+    Matches :class:`QLinear`'s forward (fake quantization) to float tolerance.  ``x`` is ``(..., in)``,
+    ``weight`` ``(out, in)``, ``bias`` ``(out,)`` or None, all floating and finite; ``w_bits``, ``a_bits`` in [2, 16].
     """
+    check_tensor(x, "x", floating=True, finite=True)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (..., in), got a 0-d tensor")
+    check_tensor(weight, "weight", ndim=2, floating=True, finite=True)
+    if weight.numel() == 0:
+        raise ValueError(f"weight must be a non-empty (out, in) matrix, got shape {tuple(weight.shape)}")
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"x and weight must share the input size, got shapes {tuple(x.shape)}, "
+                         f"{tuple(weight.shape)}")
+    if bias is not None:
+        check_tensor(bias, "bias", shape=(weight.shape[0],), floating=True, finite=True)
+    w_bits = check_scalar(w_bits, "w_bits", "int", min=2, max=16)
+    a_bits = check_scalar(a_bits, "a_bits", "int", min=2, max=16)
     q_a, s_a = quantize_symmetric(x, a_bits)
     q_w, s_w = quantize_symmetric(weight, w_bits)
     acc = q_a.to(torch.int64).reshape(-1, x.shape[-1]) @ q_w.to(torch.int64).T
-    if acc.abs().max() >= 2 ** 31:
+    if acc.numel() and acc.abs().max() >= 2 ** 31:
         raise OverflowError("int32 accumulator overflow")
     y = acc.to(torch.int32).to(x.dtype) * (s_a * s_w)
     y = y.reshape(*x.shape[:-1], weight.shape[0])
@@ -388,8 +466,11 @@ def integer_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | N
 def count_macs(model: nn.Module, input_shape: tuple[int, ...]) -> dict[str, int]:
     """Multiply-accumulates per sample of every Linear / Conv2d layer, from one forward of a zero input.
 
-    ``input_shape`` excludes the batch dimension.
+    ``input_shape`` (positive sizes) excludes the batch dimension and must fit the model.
     """
+    check_instance(model, "model", nn.Module, "an nn.Module")
+    input_shape = tuple(check_sequence(input_shape, "input_shape", min_len=1,
+                                       item=lambda v, n: check_scalar(v, n, "int", min=1)))
     macs: dict[str, int] = {}
     hooks = []
     for name, module in model.named_modules():
@@ -407,7 +488,10 @@ def count_macs(model: nn.Module, input_shape: tuple[int, ...]) -> dict[str, int]
     try:
         model.eval()
         with torch.no_grad():
-            model(x)
+            try:
+                model(x)
+            except RuntimeError as exc:
+                raise ValueError(f"input_shape {input_shape} does not fit the model: {exc}") from exc
     finally:
         model.train(was_training)
         for h in hooks:
@@ -418,16 +502,20 @@ def count_macs(model: nn.Module, input_shape: tuple[int, ...]) -> dict[str, int]
 def bitops_per_sample(total_macs: int, bits: BitConfig | tuple[int | None, int | None, int | None]) -> int:
     """Training BitOPs of one sample: forward m b_w b_a + input gradient m b_w b_g + weight gradient m b_a b_g.
 
-    A component at None (FP32) counts as 32 bits.
+    ``total_macs`` is an int >= 0; ``bits`` a :class:`BitConfig` or ``(b_w, b_a, b_g)``.  A component at None
+    (FP32) counts as 32 bits.
     """
-    w, a, g = (32 if b is None else b for b in (bits.as_tuple() if isinstance(bits, BitConfig) else bits))
+    total_macs = check_scalar(total_macs, "total_macs", "int", min=0)
+    w, a, g = (32 if b is None else b for b in _bit_tuple(bits))
     return int(total_macs) * (w * a + w * g + a * g)
 
 
 def training_bitops(macs_per_layer: dict[str, int], bits: BitConfig | tuple, n_samples: int) -> int:
     """Training BitOPs of ``n_samples`` sample passes (forward and backward) at ``bits``."""
     n_samples = check_scalar(n_samples, "n_samples", "int", min=0)
-    return bitops_per_sample(sum(macs_per_layer.values()), bits) * n_samples
+    check_instance(macs_per_layer, "macs_per_layer", Mapping, "a mapping layer name -> MACs")
+    total = sum(check_scalar(v, f"macs_per_layer[{k!r}]", "int", min=0) for k, v in macs_per_layer.items())
+    return bitops_per_sample(total, bits) * n_samples
 
 
 def message_bits(arrays: dict, b_w: int | None) -> int:
@@ -435,5 +523,8 @@ def message_bits(arrays: dict, b_w: int | None) -> int:
 
     For reference only: the reproduction reads the bits actually serialized from the ledger.
     """
+    check_instance(arrays, "arrays", Mapping, "a mapping name -> array")
+    if b_w is not None:
+        check_bits(b_w, "b_w")
     sizes = [int(v.numel()) if torch.is_tensor(v) else int(np.asarray(v).size) for v in arrays.values()]
     return sum(n * 32 for n in sizes) if b_w is None else sum(n * b_w + 32 for n in sizes)
