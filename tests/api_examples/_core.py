@@ -123,10 +123,14 @@ class PublicName:
 
 
 def field_packages() -> list[str]:
+    """Every field package, and every paper module (``Paper.module``) whose names no package exports."""
     import icml25
+    from icml25.harness.registry import catalogue
 
-    return [m.name for m in pkgutil.walk_packages(icml25.__path__, "icml25.")
-            if m.ispkg and not m.name.startswith(SKIP_PACKAGES)]
+    packages = [m.name for m in pkgutil.walk_packages(icml25.__path__, "icml25.")
+                if m.ispkg and not m.name.startswith(SKIP_PACKAGES)]
+    papers = sorted({e.declared.get("module") for e in catalogue().values() if e.implemented} - {None})
+    return packages + [m for m in papers if m not in packages]
 
 
 def _own_methods(cls: type) -> Iterator[tuple[str, Any]]:

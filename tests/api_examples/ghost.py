@@ -23,7 +23,7 @@ from icml25.federated.ghost import (
     train_gcn,
 )
 
-P = "icml25.federated."
+P = "icml25.federated.ghost."
 _DEVICE = {"device": "a torch device spec"}
 
 
@@ -94,16 +94,17 @@ EXAMPLES = {
     P + "normalized_adjacency": Example(normalized_adjacency, lambda: {"edge_index": _graph().edge_index,
                                                                        "n_nodes": 24}, positive=["n_nodes"],
                                         skip=_DEVICE),
-    P + "GCNConv": Example(GCNConv, {"in_dim": 4, "out_dim": 3}, positive=["in_dim", "out_dim"]),
+    P + "GCNConv": Example(GCNConv, {"in_dim": 4, "out_dim": 3, "seed": 0}, positive=["in_dim", "out_dim"]),
     P + "GCNConv.forward": Example(lambda **kw: GCNConv(4, 3).forward(**kw), lambda: {"x": _x(), "adj": _adj()},
                                    paired=[("x", "adj")],
                                    allow={"x": "nan", "adj": "nan"}),  # a forward pass propagates NaN as torch does
-    P + "GCN": Example(GCN, {"in_dim": 4, "out_dim": 3, "hidden": 8}, positive=["in_dim", "out_dim", "hidden"],
+    P + "GCN": Example(GCN, {"in_dim": 4, "out_dim": 3, "hidden": 8, "seed": 0},
+                       positive=["in_dim", "out_dim", "hidden"],
                        nonneg=["dropout"]),
     P + "GCN.forward": Example(lambda **kw: _gcn().eval().forward(**kw), lambda: {"x": _x(), "adj": _adj()},
                                paired=[("x", "adj")],
                                allow={"x": "nan", "adj": "nan"}),  # a forward pass propagates NaN as torch does
-    P + "ProxyGenerator": Example(ProxyGenerator, {"n_features": 4, "n_classes": 3, "noise_dim": 4},
+    P + "ProxyGenerator": Example(ProxyGenerator, {"n_features": 4, "n_classes": 3, "noise_dim": 4, "seed": 0},
                                   positive=["n_features", "n_classes", "noise_dim"], nonneg=["dropout"]),
     P + "ProxyGenerator.forward": Example(lambda **kw: _generator().eval().forward(**kw),
                                           lambda: {"z": _torch().zeros(5, 4), "y": _torch().tensor([0, 1, 2, 0, 1])},

@@ -21,6 +21,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -123,14 +124,24 @@ def normalized_adjacency(edge_index: np.ndarray | torch.Tensor, n_nodes: int,
     return torch.sparse_coo_tensor(ei, norm, (n_nodes, n_nodes), check_invariants=False).coalesce()
 
 
-class GCNConv(nn.Module):
-    """One graph convolution ``A_hat (x W^T) + b`` (PyG's ``GCNConv`` layout: ``lin.weight``, ``bias``)."""
+def _init_rng(seed: Seed):
+    """Weight initialisation on a forked RNG seeded from ``seed``; the global RNG when ``seed`` is None."""
+    return contextlib.nullcontext() if seed is None else seeded(seed)
 
-    def __init__(self, in_dim: int, out_dim: int) -> None:
+
+class GCNConv(nn.Module):
+    """One graph convolution ``A_hat (x W^T) + b`` (PyG's ``GCNConv`` layout: ``lin.weight``, ``bias``).
+
+    ``seed`` fixes the initial weights without touching torch's global RNG (``None``: torch's default
+    initialisation from the global RNG).
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, seed: Seed = None) -> None:
         super().__init__()
         for name, value in (("in_dim", in_dim), ("out_dim", out_dim)):
             check_scalar(value, name, "int", min=1)
-        self.lin = nn.Linear(in_dim, out_dim, bias=False)
+        with _init_rng(seed):
+            self.lin = nn.Linear(in_dim, out_dim, bias=False)
         self.bias = nn.Parameter(torch.zeros(out_dim))
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> torch.Tensor:
@@ -140,14 +151,18 @@ class GCNConv(nn.Module):
 
 
 class GCN(nn.Module):
-    """Two-layer GCN backbone of GHOST; ``forward(x, adj) -> (first-layer hidden, log-probabilities)``."""
+    """Two-layer GCN backbone of GHOST; ``forward(x, adj) -> (first-layer hidden, log-probabilities)``.
 
-    def __init__(self, in_dim: int, out_dim: int, hidden: int = 128, dropout: float = 0.3) -> None:
+    ``seed`` fixes the initial weights without touching torch's global RNG (``None``: the global RNG).
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, hidden: int = 128, dropout: float = 0.3, seed: Seed = None) -> None:
         super().__init__()
         for name, value in (("in_dim", in_dim), ("out_dim", out_dim), ("hidden", hidden)):
             check_scalar(value, name, "int", min=1)
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
-        self.conv1, self.conv2, self.dropout = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim), dropout
+        with _init_rng(seed):
+            self.conv1, self.conv2, self.dropout = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim), dropout
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``x`` (n, in_dim) node features, ``adj`` the (n, n) normalized adjacency (sparse or dense)."""
@@ -160,18 +175,20 @@ class GCN(nn.Module):
 class ProxyGenerator(nn.Module):
     """GHOST's proxy model: ``[label embedding ; z] -> 64 -> 128 -> 256 -> n_features`` with tanh and dropout."""
 
-    def __init__(self, n_features: int, n_classes: int, noise_dim: int = 64, dropout: float = 0.2) -> None:
+    def __init__(self, n_features: int, n_classes: int, noise_dim: int = 64, dropout: float = 0.2,
+                 seed: Seed = None) -> None:
         super().__init__()
         for name, value in (("n_features", n_features), ("n_classes", n_classes), ("noise_dim", noise_dim)):
             check_scalar(value, name, "int", min=1)
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.noise_dim, self.n_classes = noise_dim, n_classes
-        self.embed = nn.Embedding(n_classes, n_classes)
-        widths = [n_classes + noise_dim, 64, 128, 256]
-        layers: list[nn.Module] = []
-        for a, b in zip(widths[:-1], widths[1:], strict=True):
-            layers += [nn.Linear(a, b), nn.Tanh(), nn.Dropout(dropout)]
-        self.net = nn.Sequential(*layers, nn.Linear(256, n_features))
+        with _init_rng(seed):
+            self.embed = nn.Embedding(n_classes, n_classes)
+            widths = [n_classes + noise_dim, 64, 128, 256]
+            layers: list[nn.Module] = []
+            for a, b in zip(widths[:-1], widths[1:], strict=True):
+                layers += [nn.Linear(a, b), nn.Tanh(), nn.Dropout(dropout)]
+            self.net = nn.Sequential(*layers, nn.Linear(256, n_features))
 
     def forward(self, z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Features from noise ``z`` (n, noise_dim) and labels ``y`` (n,) in [0, n_classes)."""
