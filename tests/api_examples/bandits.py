@@ -330,3 +330,16 @@ EXAMPLES = {
 }
 
 EXAMPLES.update({"icml25.bandits.SourceSelector.select": Exempt("abstract")})
+
+EXAMPLES.update({
+    "icml25.bandits.private_bandits.AuditResult": Exempt("record"),
+    "icml25.bandits.private_bandits.NoiseFn": Exempt("alias"),
+    "icml25.bandits.private_bandits.default_batch_size": Example(
+        bd.private_bandits.default_batch_size, {"epsilon": 0.1}, positive=["epsilon"]),
+    "icml25.bandits.private_bandits.laplace_noise": Example(
+        laplace_noise, lambda: {"rng": np.random.default_rng(0), "scale": 2.0}, positive=["scale"]),
+    "icml25.bandits.private_bandits.two_batch_output_distribution": Example(
+        bd.private_bandits.two_batch_output_distribution,
+        lambda: {"losses": np.array([[0.0, 1.0], [1.0, 0.0]]), "epsilon": 1.0, "bound": 3.0},
+        positive=["epsilon", "noise_multiplier", "bound"]),
+})

@@ -182,3 +182,8 @@ EXAMPLES = {
                            positive=["n_clients", "alpha", *_POSITIVE_TINY], nonneg=["buffer_size"],
                            allow={"alpha": "none"}, timeout=20.0),
 }
+
+EXAMPLES.update({
+    P + "CANConfig.for_method": Example(CANConfig.for_method, {"method": "can", "rounds_per_task": 1},
+                                        positive=["rounds_per_task"]),
+})

@@ -167,3 +167,23 @@ EXAMPLES = {
     P + "FedKSeed.evaluate": Example(lambda **kw: _fedkseed().evaluate(**kw),
                                      lambda: {"server_round": 1, "arrays": _arrays()}, positive=["server_round"]),
 }
+
+
+@functools.cache
+def _local_client():
+    X, y = _data()
+    return LocalSGDClient(_model, X, y, local_steps=2, batch_size=4)
+
+
+def _fit_ins():
+    from icml25.federated.messages import FitIns
+
+    return FitIns(_arrays(), {"round": 1})
+
+
+EXAMPLES.update({
+    P + "Coords.from_arrays": Example(Coords.from_arrays,
+                                      lambda: {"arrays": _coords().to_arrays(4), "blocks": [_block(), _block()], "K": 4},
+                                      positive=["K"]),
+    P + "LocalSGDClient.fit": Example(lambda **kw: _local_client().fit(**kw), lambda: {"ins": _fit_ins()}),
+})

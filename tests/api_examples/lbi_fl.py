@@ -239,3 +239,17 @@ def _tmp_path():
     from pathlib import Path
 
     return str(Path(tempfile.mkdtemp(prefix="lbi_fl_policy_")) / "policy.npz")
+
+
+def _saved_policy():
+    path = _tmp_path()
+    RLPolicy(hidden=4).save(path)
+    return path
+
+
+EXAMPLES.update({
+    P + "Policy.act": Exempt("abstract"),
+    P + "RLPolicy.load": Example(RLPolicy.load, lambda: {"path": _saved_policy()},
+                                 skip={"path": "any file path; a missing file raises FileNotFoundError, the standard "
+                                               "exception for it"}),
+})

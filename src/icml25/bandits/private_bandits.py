@@ -69,7 +69,10 @@ NoiseFn = Callable[[np.random.Generator, float], float]
 
 
 def laplace_noise(rng: np.random.Generator, scale: float) -> float:
-    """One ``Laplace(0, scale)`` draw from ``rng`` (the default ``noise_fn``)."""
+    """One ``Laplace(0, scale)`` draw from ``rng`` (a ``numpy.random.Generator``; ``scale`` > 0), the default
+    ``noise_fn``."""
+    check_instance(rng, "rng", np.random.Generator)
+    scale = check_scalar(scale, "scale", "real", min=0.0, inclusive="neither")
     return float(rng.laplace(0.0, scale))
 
 

@@ -204,7 +204,14 @@ class Coords:
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], blocks: Sequence[Block], K: int) -> Coords:
-        """Parse and check :meth:`to_arrays`' output; raise MalformedMessageError naming what is wrong."""
+        """Parse and check :meth:`to_arrays`' output; raise MalformedMessageError naming what is wrong.
+
+        ``arrays`` is a mapping of names to arrays, ``blocks`` a non-empty sequence of :class:`Block` and
+        ``K`` (seeds per round) an int >= 1.
+        """
+        check_instance(arrays, "arrays", Mapping)
+        blocks = check_sequence(blocks, "blocks", min_len=1, item=lambda v, n: check_instance(v, n, Block))
+        K = check_scalar(K, "K", "int", min=1)
         for key in ("coords", "index", "counts"):
             if key not in arrays:
                 raise MalformedMessageError(f"Ferret message lacks {key!r}")

@@ -215,7 +215,9 @@ class RLPolicy(nn.Module, Policy):
 
     @classmethod
     def load(cls, path: str | Path) -> RLPolicy:
-        """Read weights written by :meth:`save`; reject a file of another state or action size."""
+        """Read weights written by :meth:`save` from ``path`` (a str or Path); reject a file of another state or
+        action size (a missing file raises FileNotFoundError)."""
+        check_instance(path, "path", (str, Path), "a str or pathlib.Path")
         with np.load(path) as f:
             if int(f["state_dim"]) != STATE_DIM or int(f["n_actions"]) != len(ACTIONS):
                 raise ValueError(f"policy file {path} has state/action size ({int(f['state_dim'])}, "
