@@ -246,3 +246,31 @@ EXAMPLES.update({
         lt.GaussianLogisticModel.power_law, {"d": 8, "n_signal": 2, "seed": 0}, positive=("d",),
         allow={"n_signal": "zero"}, nonneg=("decay",)),
 })
+
+
+def _plane_curve():
+    import sympy
+
+    x, y = sympy.symbols("x y")
+    return {"equations": [x * y - 1], "symbols": (x, y), "codim": 1}
+
+
+_NA = "icml25.learning_theory.neuroalgebraic."
+
+EXAMPLES.update({
+    _NA + "ImplicitVariety": Example(lt.neuroalgebraic.ImplicitVariety, _plane_curve),
+    _NA + "ImplicitVariety.residuals": Example(lambda **kw: _variety().residuals(**kw),
+                                               lambda: {"point": np.array([1.0, 1.0, 1.0])}),
+    _NA + "ImplicitVariety.jacobian": Example(lambda **kw: _variety().jacobian(**kw),
+                                              lambda: {"point": np.array([1.0, 1.0, 1.0])}),
+    _NA + "RankResult": Exempt("record"),
+    _NA + "exact_rank": Example(lt.neuroalgebraic.exact_rank, lambda: {"J": np.array([[1, 2], [2, 4], [0, 1]])},
+                                allow={"prime": "none"}),  # None: rank over the rationals
+    _NA + "numerical_rank": Example(lt.neuroalgebraic.numerical_rank,
+                                    lambda: {"J": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])},
+                                    positive=("rtol", "min_gap")),
+    _NA + "singularity_report": Example(lt.neuroalgebraic.singularity_report,
+                                        lambda: {"variety": _variety(), "point": np.array([1.0, 1.0, 1.0])}),
+    _NA + "sym_coordinates": Example(lt.neuroalgebraic.sym_coordinates, lambda: {"S": np.array([[1.0, 2.0],
+                                                                                             [2.0, 3.0]])}),
+})

@@ -288,8 +288,12 @@ def numerical_rank(J: np.ndarray, rtol: float = 1e-10, min_gap: float = 1e6) -> 
     ``rank = #{σ_j > σ_1 · max(J.shape) · rtol}``; raises :class:`AmbiguousRankError` when
     ``σ_rank / σ_{rank+1} < min_gap`` (no rank is reported without a clear gap).  Zero rows/columns are kept
     (they do not change the rank).
+
+    ``J`` is a non-empty 2-d array; ``rtol`` and ``min_gap`` are reals > 0.
     """
     J = check_array(J, "J", ndim=2, dtype=None, finite=False, min_len=1)
+    rtol = check_scalar(rtol, "rtol", "real", min=0.0, inclusive="neither")
+    min_gap = check_scalar(min_gap, "min_gap", "real", min=0.0, inclusive="neither")
     if J.size == 0:
         raise ValueError(f"J must be a non-empty 2-d array, got shape {J.shape}")
     if not np.all(np.isfinite(J)):
@@ -311,8 +315,21 @@ def numerical_rank(J: np.ndarray, rtol: float = 1e-10, min_gap: float = 1e6) -> 
 
 
 def exact_rank(J: np.ndarray, prime: int | None = DEFAULT_PRIME) -> int:
-    """Exact rank of an integer/rational matrix by sympy (``DomainMatrix`` over ``GF(prime)`` or ``QQ``)."""
-    rows = np.asarray(J, dtype=object).tolist()
+    """Exact rank of an integer/rational matrix by sympy (``DomainMatrix`` over ``GF(prime)`` or ``QQ``).
+
+    ``J`` is a non-empty 2-d array of ints or rationals (Python or NumPy ints, Fractions, sympy Rationals);
+    ``prime`` a prime number, or ``None`` for rational arithmetic.
+    """
+    if J is None or isinstance(J, (str, bytes)):
+        raise TypeError(f"J must be a 2-d array of integers or rationals, got {J!r}")
+    J = np.asarray(J, dtype=object)
+    if J.ndim != 2 or J.size == 0:
+        raise ValueError(f"J must be a non-empty 2-d array, got shape {J.shape}")
+    if not all(isinstance(v, (numbers.Rational, sympy.Rational)) for v in J.ravel()):
+        raise TypeError("J must hold only integers or rationals (ints, Fractions or sympy Rationals); "
+                        "use numerical_rank for floats")
+    prime = _check_prime(prime)
+    rows = J.tolist()
     if prime is None:
         return int(DomainMatrix.from_list([[QQ(Fraction(v).numerator, Fraction(v).denominator) for v in row]
                                            for row in rows], QQ).rank())
@@ -564,7 +581,7 @@ def quadratic_coefficients(theta: np.ndarray, d0: int, d1: int) -> np.ndarray:
 
 def sym_coordinates(S: np.ndarray) -> np.ndarray:
     """Upper-triangular entries ``(s_11, s_12, …, s_dd)`` of a symmetric matrix (row-major)."""
-    S = np.asarray(S)
+    S = _check_theta(S, "S")
     if S.ndim != 2 or S.shape[0] != S.shape[1]:
         raise ValueError(f"S must be a square matrix, got shape {S.shape}")
     return S[np.triu_indices(S.shape[0])]
@@ -574,8 +591,9 @@ def sym_coordinates(S: np.ndarray) -> np.ndarray:
 class ImplicitVariety:
     """An affine variety ``{p : g(p) = 0 for g in equations}`` of known codimension.
 
-    ``equations`` are sympy expressions in ``symbols``; ``codim`` is the codimension of the
-    (irreducible) variety, used by the Jacobian criterion.
+    ``equations`` are sympy expressions in ``symbols`` (distinct sympy Symbols, at least one); ``codim``
+    (an int, ``0 <= codim <= min(len(equations), len(symbols))``) is the codimension of the (irreducible)
+    variety, used by the Jacobian criterion.
     """
 
     equations: list[sympy.Expr]
@@ -583,6 +601,18 @@ class ImplicitVariety:
     codim: int
 
     def __post_init__(self) -> None:
+        self.equations = check_sequence(self.equations, "equations",
+                                        item=lambda g, name: check_instance(g, name, sympy.Expr, "a sympy expression"))
+        self.symbols = tuple(check_sequence(self.symbols, "symbols", min_len=1,
+                                            item=lambda v, name: check_instance(v, name, sympy.Symbol)))
+        if len(set(self.symbols)) != len(self.symbols):
+            raise ValueError(f"symbols must be distinct, got {self.symbols}")
+        unknown = set().union(*(g.free_symbols for g in self.equations)) - set(self.symbols)
+        if unknown:
+            raise ValueError(f"equations use symbols not in symbols: {sorted(map(str, unknown))}")
+        self.codim = check_scalar(self.codim, "codim", "int", min=0, max=len(self.symbols))
+        if self.codim > len(self.equations):
+            raise ValueError(f"codim must be at most the number of equations ({len(self.equations)}), got {self.codim}")
         self._values = sympy.lambdify(self.symbols, self.equations, "numpy")
         grads = [[sympy.diff(g, s) for s in self.symbols] for g in self.equations]
         self._grads = sympy.lambdify(self.symbols, grads, "numpy")
@@ -633,8 +663,11 @@ def singularity_report(variety: ImplicitVariety, point: np.ndarray) -> dict[str,
 
     ``residual`` is the largest ``|g(p)|``; ``grad_norm`` the Frobenius norm of the Jacobian of
     the equations; ``sigma_codim`` its ``codim``-th singular value (zero at singular points by
-    the Jacobian criterion; for a hypersurface it equals the gradient norm).
+    the Jacobian criterion; for a hypersurface it equals the gradient norm).  ``point`` is a finite 1-d array
+    of ``len(variety.symbols)`` coordinates.
     """
+    check_instance(variety, "variety", ImplicitVariety, "an ImplicitVariety (see quadratic_shallow_equations)")
+    point = variety._check_point(point)
     if variety.codim == 0:
         return {"residual": 0.0, "grad_norm": 0.0, "sigma_codim": math.inf}
     J = variety.jacobian(point)
