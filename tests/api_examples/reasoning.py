@@ -387,3 +387,71 @@ EXAMPLES.update({
                                                                 lambda: {"path": _saved_results()},
                                                                 skip={"path": _PATH}),
 })
+
+
+# ---------------------------------------------------------------- paper-module names
+
+
+def _ma():
+    from icml25.reasoning import modular_arithmetic
+
+    return modular_arithmetic
+
+
+def _gm():
+    from icml25.reasoning import grokking_multihop
+
+    return grokking_multihop
+
+
+def _train_kwargs():
+    ma = _ma()
+    return {"model": ma.ModularTransformer(3, 7, hidden=8, n_layers=1, n_heads=2, seed=0),
+            "sampler": ma.ModularSumSampler(N=3, q=7, seed=0), "steps": 2, "batch_size": 4, "lr": 1e-3,
+            "weight_decay": 0.1, "warmup": 1, "loss": "custom", "alpha": 0.1, "curriculum": "easy_all",
+            "clip_grad_norm": 1.0, "log_every": 1, "seed": 0}
+
+
+_MA = "icml25.reasoning.modular_arithmetic."
+_ELEMENTWISE = ("empty", "ndim")  # elementwise maps: any shape, none included, is valid
+
+EXAMPLES.update({
+    "icml25.reasoning.grokking_multihop.evaluate": Example(
+        lambda **kw: _gm().evaluate(**kw),
+        lambda: {"model": _tiny_gpt(), "splits": _splits(), "facts": _splits().test_id.copy(), "batch_size": 4},
+        positive=["batch_size"], allow={"facts": "empty"}),  # documented: nan when there are no facts
+    _MA + "AngularMSE": Example(lambda **kw: _ma().AngularMSE(**kw), {}),
+    _MA + "AngularMSE.forward": Example(lambda **kw: _ma().AngularMSE()(**kw), _points, paired=[("z", "t")],
+                                        allow={"z": "nan", "t": "nan"}),  # a loss propagates NaN as torch does
+    _MA + "WrappedAngleLoss": Example(lambda **kw: _ma().WrappedAngleLoss(**kw), {}),
+    _MA + "WrappedAngleLoss.forward": Example(lambda **kw: _ma().WrappedAngleLoss()(**kw), _points,
+                                              paired=[("z", "t")], allow={"z": "nan", "t": "nan"}),
+    _MA + "circular_distance": Example(lambda **kw: _ma().circular_distance(**kw),
+                                       lambda: {"a": np.array([0, 1, 6]), "b": np.array([10, 10, 0]), "q": 11},
+                                       paired=[("a", "b")], positive=["q"]),
+    _MA + "evaluate": Example(lambda **kw: _ma().evaluate(**kw),
+                              lambda: {"model": _modular_model(), "n_test": 8, "taus": (0.01, 0.1),
+                                       "function": "sum", "seed": 0},
+                              positive=["n_test"], allow={"taus": "empty"}),  # no tau-accuracies asked for
+    _MA + "from_circle": Example(lambda **kw: _ma().from_circle(**kw), lambda: {"z": _points()["z"], "q": 7},
+                                 positive=["q"], allow={"z": _ELEMENTWISE}),
+    _MA + "make_loss": Example(lambda **kw: _ma().make_loss(**kw), {"name": "custom", "alpha": 0.1},
+                               nonneg=["alpha"], labels={"name": "loss"}),
+    _MA + "nonzero_count_probs": Example(lambda **kw: _ma().nonzero_count_probs(**kw),
+                                         {"N": 3, "strategy": "uniform", "q": 7}, positive=["N", "q"]),
+    _MA + "predict": Example(lambda **kw: _ma().predict(**kw),
+                             lambda: {"model": _modular_model(), "x": np.array([[0, 1, 2], [3, 4, 6]]),
+                                      "batch_size": 1}, positive=["batch_size"]),
+    _MA + "sample_inputs": Example(lambda **kw: _ma().sample_inputs(**kw),
+                                   {"n_samples": 4, "N": 3, "q": 7, "strategy": "inv_sqrt", "seed": 0,
+                                    "max_nonzero": 2}, positive=["N", "q", "max_nonzero"]),
+    _MA + "targets": Example(lambda **kw: _ma().targets(**kw),
+                             lambda: {"x": np.array([[0, 1, 2], [3, 4, 6]]), "q": 7, "function": "sum",
+                                      "secret": np.array([1, 0, 1])},
+                             positive=["q"], allow={"x": "empty"}),  # no rows: no targets
+    _MA + "to_circle": Example(lambda **kw: _ma().to_circle(**kw), lambda: {"x": _torch().tensor([0, 1, 3]), "q": 7},
+                               positive=["q"], allow={"x": _ELEMENTWISE}),
+    _MA + "train": Example(lambda **kw: _ma().train(**kw), _train_kwargs,
+                           positive=["steps", "batch_size", "lr", "log_every"],
+                           nonneg=["weight_decay", "warmup", "alpha", "clip_grad_norm"]),
+})

@@ -45,7 +45,7 @@ from icml25.data.knowledge_graph import (
     random_kg,
 )
 from icml25.utils.random import Seed, as_generator, seeded, torch_generator
-from icml25.utils.validation import check_choice, check_instance, check_scalar, check_tensor
+from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = [
     "KnowledgeGraph",
@@ -153,10 +153,12 @@ def steps_to_accuracy(history: History, split: str = "test_id", level: float = 0
 
 @torch.no_grad()
 def evaluate(model: TinyGPT, splits: CompositionSplits, facts: np.ndarray, batch_size: int = 4096) -> float:
-    """Exact-match accuracy of argmax at the query position on ``facts`` (nan if there are none)."""
+    """Exact-match accuracy of argmax at the query position on ``facts`` (an array of triples; nan if there are
+    none)."""
     check_instance(model, "model", TinyGPT)
     check_instance(splits, "splits", CompositionSplits)
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    facts = check_array(facts, "facts", dtype=None)
     if not len(facts):
         return float("nan")
     device = next(model.parameters()).device

@@ -41,6 +41,7 @@ from icml25.utils.validation import (
     check_choice,
     check_instance,
     check_scalar,
+    check_sequence,
     check_tensor,
 )
 
@@ -216,8 +217,15 @@ class LWESampler:
 # angular representation (Section 4)
 # ---------------------------------------------------------------------------------------------
 def to_circle(x: torch.Tensor, q: int) -> torch.Tensor:
-    """Map residues to the unit circle: ``x -> (cos 2 pi x / q, sin 2 pi x / q)``, shape (..., 2)."""
+    """Map residues to the unit circle: ``x -> (cos 2 pi x / q, sin 2 pi x / q)``, shape (..., 2).
+
+    ``x`` is a tensor or array-like of finite numbers (any shape; elementwise).
+    """
     q = check_scalar(q, "q", "int", min=2)
+    if torch.is_tensor(x):
+        check_tensor(x, "x", finite=True)
+    else:
+        check_array(x, "x")
     x = torch.as_tensor(x)
     theta = (2.0 * math.pi / q) * (x if x.is_floating_point() else x.to(torch.get_default_dtype()))
     return torch.stack((torch.cos(theta), torch.sin(theta)), dim=-1)
@@ -227,18 +235,32 @@ def from_circle(z: torch.Tensor, q: int) -> torch.Tensor:
     """Decode points (..., 2) to residues: ``round(atan2(z2, z1) mod 2 pi * q / 2 pi) mod q``.
 
     The origin decodes to 0 (atan2(0, 0) = 0); :func:`evaluate` counts such outputs as collapsed.
+    ``z`` must be finite (a NaN point has no residue).
     """
     q = check_scalar(q, "q", "int", min=2)
     check_instance(z, "z", torch.Tensor, "a torch.Tensor")
     if z.shape[-1:] != (2,) or not z.is_floating_point():
         raise ValueError(f"z must be a float tensor of shape (..., 2), got {getattr(z, 'shape', type(z))}")
+    check_tensor(z, "z", finite=True)
     angle = torch.remainder(torch.atan2(z[..., 1], z[..., 0]), 2.0 * math.pi)
     return torch.remainder(torch.round(angle * (q / (2.0 * math.pi))).long(), q)
 
 
 def circular_distance(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, q: int):
-    """``min(|a - b| mod q, q - |a - b| mod q)``: the distance on Z_q (works on arrays and tensors)."""
+    """``min(|a - b| mod q, q - |a - b| mod q)``: the distance on Z_q, elementwise.
+
+    ``a`` and ``b`` are both tensors or both array-likes of finite numbers, of the same shape.
+    """
     q = check_scalar(q, "q", "int", min=2)
+    if torch.is_tensor(a) != torch.is_tensor(b):
+        raise TypeError(f"a and b must both be tensors or both arrays, got {type(a).__name__} and {type(b).__name__}")
+    if torch.is_tensor(a):
+        check_tensor(a, "a", finite=True)
+        check_tensor(b, "b", finite=True)
+    else:
+        a, b = check_array(a, "a"), check_array(b, "b")
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"a and b must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
     d = (a - b) % q
     return d.minimum(q - d) if torch.is_tensor(d) else np.minimum(d, q - d)
 
@@ -356,7 +378,10 @@ class WrappedAngleLoss(nn.Module):
 
 
 def make_loss(name: str, alpha: float = 0.1) -> nn.Module:
-    """Loss by the official name: ``custom`` (alpha), ``MSE``, ``angle`` or ``CE``."""
+    """Loss by the official name: ``custom`` (alpha >= 0), ``MSE``, ``angle`` or ``CE``.
+
+    Errors name the choice ``loss`` (the argument of :func:`train` that reaches here).
+    """
     check_choice(name, "loss", ("custom", "MSE", "angle", "CE"))
     return {"custom": lambda: NormRegularizedAngularLoss(alpha), "MSE": AngularMSE, "angle": WrappedAngleLoss,
             "CE": nn.CrossEntropyLoss}[name]()
@@ -394,7 +419,14 @@ def train(model: ModularTransformer, sampler: ModularSumSampler, steps: int, bat
     the data come from ``sampler``'s own generator.
     Returns a history with ``step``, ``loss`` (mean over each ``log_every`` window) and ``switch_step``.
     """
+    check_instance(model, "model", ModularTransformer)
+    check_instance(sampler, "sampler", ModularSumSampler)
     steps, batch_size = check_scalar(steps, "steps", "int", min=1), check_scalar(batch_size, "batch_size", "int", min=1)
+    lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
+    weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    alpha = check_scalar(alpha, "alpha", "real", min=0.0)
+    if not isinstance(loss, (str, nn.Module)):
+        raise TypeError(f"loss must be a loss name or an nn.Module, got {type(loss).__name__}")
     warmup, log_every = check_scalar(warmup, "warmup", "int", min=0), check_scalar(log_every, "log_every", "int", min=1)
     clip_grad_norm = check_scalar(clip_grad_norm, "clip_grad_norm", "real", min=0.0)
     check_choice(curriculum, "curriculum", (None, "easy_all"))
@@ -444,7 +476,15 @@ def _train_loop(model: ModularTransformer, sampler: ModularSumSampler, loss_fn: 
 @torch.no_grad()
 def predict(model: ModularTransformer, x: np.ndarray | torch.Tensor,
             batch_size: int = 1000) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted residues and output norms (NaN for the CE head) of ``model`` on inputs ``x``."""
+    """Predicted residues and output norms (NaN for the CE head) of ``model`` on inputs ``x``.
+
+    ``x`` is a ``(n, N)`` integer array or tensor with ``n >= 1`` and values in ``[0, q)``; ``batch_size`` >= 1.
+    """
+    check_instance(model, "model", ModularTransformer)
+    batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
+    if not torch.is_tensor(x):
+        x = check_array(x, "x", ndim=2, dtype=None)
+    model._check_input(torch.as_tensor(x))
     model.eval()
     x = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, device=_device(model))
     preds, norms = [], []
@@ -462,8 +502,14 @@ def predict(model: ModularTransformer, x: np.ndarray | torch.Tensor,
 def evaluate(model: ModularTransformer, n_test: int = 5000, taus: tuple[float, ...] = TAUS,
              function: str = "sum", secret: np.ndarray | None = None, seed: Seed = 12345) -> dict[str, float]:
     """Metrics on ``n_test`` uniform test inputs: exact accuracy, tau-accuracies (circular error
-    <= tau q), accuracy at error <= max(1, 0.01 q), mean output norm and the collapsed fraction (norm < 0.2)."""
+    <= tau q), accuracy at error <= max(1, 0.01 q), mean output norm and the collapsed fraction (norm < 0.2).
+
+    ``taus`` is a sequence (possibly empty) of reals in (0, 1].
+    """
+    check_instance(model, "model", ModularTransformer)
     n_test = check_scalar(n_test, "n_test", "int", min=1)
+    taus = tuple(check_sequence(taus, "taus",
+                                item=lambda v, name: check_scalar(v, name, "real", min=0.0, max=1.0, inclusive="right")))
     rng = as_generator(seed)
     x = rng.integers(0, model.q, size=(n_test, model.N), dtype=np.int64)
     y = targets(x, model.q, function, secret)
