@@ -182,8 +182,8 @@ def _fit_ins():
 
 
 EXAMPLES.update({
-    P + "Coords.from_arrays": Example(Coords.from_arrays,
-                                      lambda: {"arrays": _coords().to_arrays(4), "blocks": [_block(), _block()], "K": 4},
-                                      positive=["K"]),
+    P + "Coords.from_arrays": Example(
+        Coords.from_arrays, lambda: {"arrays": _coords().to_arrays(4), "blocks": [_block(), _block()], "K": 4},
+        positive=["K"]),
     P + "LocalSGDClient.fit": Example(lambda **kw: _local_client().fit(**kw), lambda: {"ins": _fit_ins()}),
 })

@@ -508,8 +508,8 @@ def evaluate(model: ModularTransformer, n_test: int = 5000, taus: tuple[float, .
     """
     check_instance(model, "model", ModularTransformer)
     n_test = check_scalar(n_test, "n_test", "int", min=1)
-    taus = tuple(check_sequence(taus, "taus",
-                                item=lambda v, name: check_scalar(v, name, "real", min=0.0, max=1.0, inclusive="right")))
+    taus = tuple(check_sequence(
+        taus, "taus", item=lambda v, name: check_scalar(v, name, "real", min=0.0, max=1.0, inclusive="right")))
     rng = as_generator(seed)
     x = rng.integers(0, model.q, size=(n_test, model.N), dtype=np.int64)
     y = targets(x, model.q, function, secret)
