@@ -24,6 +24,7 @@ from icml25.bandits.private_bandits import (
     PerRoundLaplaceBandit,
     PrivateEXP4,
     default_batch_size,
+    laplace_noise,
     two_batch_audit,
     two_batch_output_distribution,
 )
@@ -227,3 +228,12 @@ def test_private_learners_reject_bad_input_clearly():
     assert experts.private.t == 0 and experts.private._rng is None  # bad advice is rejected before the batch opens
     with pytest.raises(ValueError, match=r"loss_values\[0\] must be a real number in \[0, 1\]"):
         two_batch_audit(1.0, loss_values=(float("nan"), 1.0), horizon=2)
+
+
+def test_laplace_noise_rejects_a_bad_generator_or_scale():
+    with pytest.raises(TypeError, match="rng"):
+        laplace_noise(None, 1.0)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="scale"):
+            laplace_noise(np.random.default_rng(0), bad)
+    assert laplace_noise(np.random.default_rng(0), 2.0) == float(np.random.default_rng(0).laplace(0.0, 2.0))

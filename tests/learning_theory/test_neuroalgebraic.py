@@ -11,6 +11,7 @@ import sympy
 
 from icml25.learning_theory.neuroalgebraic import (
     AmbiguousRankError,
+    ImplicitVariety,
     PolyNet,
     activation_degree_threshold,
     ah_secant_dim,
@@ -310,3 +311,26 @@ def test_polynet_and_helpers_reject_bad_arguments_clearly():
         is_singular_point("variety", np.zeros(3))
     with pytest.raises(ValueError, match="point must be a 1-d array"):
         is_singular_point(quadratic_shallow_equations(2, 1), np.ones((1, 3)))
+
+
+def test_exact_rank_rejects_floats_and_composite_primes():
+    with pytest.raises(TypeError, match="J"):
+        exact_rank(np.array([[0.5, 1.0], [1.0, 2.0]]))  # floats were truncated by int() before
+    with pytest.raises(ValueError, match="prime"):
+        exact_rank(np.array([[1, 0], [0, 1]]), prime=4)
+    with pytest.raises(ValueError, match="J"):
+        exact_rank(np.zeros((0, 2), dtype=int))
+
+
+def test_implicit_variety_checks_its_equations_and_codim():
+    x, y, z = sympy.symbols("x y z")
+    with pytest.raises(ValueError, match="codim"):
+        ImplicitVariety([x * y], (x, y), 2)
+    with pytest.raises(ValueError, match="equations"):
+        ImplicitVariety([x * z], (x, y), 1)
+    with pytest.raises(TypeError, match="equations"):
+        ImplicitVariety(["x*y"], (x, y), 1)
+    with pytest.raises(ValueError, match="point"):
+        singularity_report(ImplicitVariety([x * y], (x, y), 1), np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="S"):
+        sym_coordinates(np.array([[1.0, np.nan], [np.nan, 1.0]]))

@@ -273,3 +273,16 @@ def test_modules_follow_float64_keep_the_global_rng_and_name_bad_inputs():
         ModularSumSampler(3, 7, secret=np.array([1, 0]))
     with pytest.raises(ValueError, match="n must be"):
         LWESampler(0, 11, 1)
+
+
+def test_angular_helpers_reject_nan_and_mismatched_shapes():
+    with pytest.raises(ValueError, match="z"):
+        from_circle(torch.tensor([[float("nan"), 1.0]]), 7)  # decoded to a garbage residue before
+    with pytest.raises(ValueError, match="x"):
+        to_circle(torch.tensor([float("nan")]), 7)
+    with pytest.raises(ValueError, match="a and b"):
+        circular_distance(np.array([0, 1]), np.array([0, 1, 2]), 7)  # broadcast silently before
+    with pytest.raises(ValueError, match="a"):
+        circular_distance(np.array([np.nan]), np.array([1.0]), 7)
+    with pytest.raises(TypeError, match="a and b"):
+        circular_distance(torch.tensor([0]), np.array([1]), 7)
