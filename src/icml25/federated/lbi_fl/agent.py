@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml25.federated.lbi_fl.quant import BitConfig, _bit_tuple
+from icml25.federated.lbi_fl.quant import BitConfig, bit_tuple
 from icml25.utils.random import Seed, as_generator, check_seed, seeded
 from icml25.utils.validation import (
     check_bool,
@@ -71,7 +71,7 @@ class BitWidthState:
 
 def action_mask(bits: tuple[int, int, int] | BitConfig) -> np.ndarray:
     """Valid actions: keep always; raising a component only when it is below 8 (and not FP32)."""
-    values = _bit_tuple(bits)
+    values = bit_tuple(bits)
     return np.array([True, *(b is not None and b < 8 for b in values)])
 
 

@@ -44,7 +44,7 @@ def check_bits(bits: object, what: str = "bits") -> int:
     return check_choice(check_scalar(bits, what, "int"), what, BITS)
 
 
-def _bit_tuple(bits: object, name: str = "bits") -> tuple[int | None, int | None, int | None]:
+def bit_tuple(bits: object, name: str = "bits") -> tuple[int | None, int | None, int | None]:
     """``(b_w, b_a, b_g)`` of a :class:`BitConfig` or of three bit-widths (each in :data:`BITS` or None)."""
     if isinstance(bits, BitConfig):
         return bits.as_tuple()
@@ -506,7 +506,7 @@ def bitops_per_sample(total_macs: int, bits: BitConfig | tuple[int | None, int |
     (FP32) counts as 32 bits.
     """
     total_macs = check_scalar(total_macs, "total_macs", "int", min=0)
-    w, a, g = (32 if b is None else b for b in _bit_tuple(bits))
+    w, a, g = (32 if b is None else b for b in bit_tuple(bits))
     return int(total_macs) * (w * a + w * g + a * g)
 
 
