@@ -71,3 +71,7 @@ EXAMPLES.update({
                                          {"label": "X", "validate": float, "x": 1.0},
                                          skip={"label": "a free-text label", "x": "whatever validate takes"}),
 })
+
+EXAMPLES.update({
+    "icml25.utils.init_rng": Example(lambda **kw: utils.init_rng(**kw).__enter__(), {"seed": 0}, skip=_NAME),
+})

@@ -35,7 +35,6 @@ global torch RNG is left alone; ``None`` (the default) draws them from the globa
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -43,7 +42,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml25.attention.transformer import MLP, check_tokens
-from icml25.utils.random import Seed, seeded
+from icml25.utils.random import Seed, init_rng
 from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = [
@@ -83,9 +82,6 @@ def _attention_mask(attn_mask: torch.Tensor | None, is_causal: bool, n_q: int, n
     return attn_mask.to(device).view(-1, 1, n_q, n_k)
 
 
-def _init_rng(seed: Seed):
-    """The RNG a constructor draws its initial weights from: ``seeded(seed)``, or the global one for ``None``."""
-    return nullcontext() if seed is None else seeded(seed)
 
 
 def _kwargs(value: dict | None, name: str) -> dict:
@@ -130,7 +126,7 @@ class Attention(nn.Module):
         self.key_dim = check_scalar(self.head_dim if key_dim is None else key_dim, "key_dim", "int", min=1)
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         add_bias_kv, add_bias_out = check_bool(add_bias_kv, "add_bias_kv"), check_bool(add_bias_out, "add_bias_out")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.wq = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
             self.wk = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
             self.wv = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=add_bias_kv)
@@ -217,7 +213,7 @@ class RelationalAttention(nn.Module):
                                                           "use_relative_positional_symbols")
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         add_bias_kv, add_bias_out = check_bool(add_bias_kv, "add_bias_kv"), check_bool(add_bias_out, "add_bias_out")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.wq_attn = nn.Linear(d_model, n_heads * self.key_dim, bias=False)
             self.wk_attn = nn.Linear(d_model, self.n_kv_heads * self.key_dim, bias=add_bias_kv)
             self.wq_rel = nn.Linear(d_model, self.n_relations * self.rel_proj_dim, bias=False)
@@ -302,7 +298,7 @@ class DualAttention(nn.Module):
                              f"got {n_heads_sa} and {n_heads_ra}")
         self.share_attn_params = check_bool(share_attn_params, "share_attn_params")
         sa_kwargs, ra_kwargs = _kwargs(sa_kwargs, "sa_kwargs"), _kwargs(ra_kwargs, "ra_kwargs")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.self_attention = Attention(d_model, n_heads_sa, dropout, total_n_heads=self.total_n_heads,
                                             **sa_kwargs) if n_heads_sa else None
             self.relational_attention = RelationalAttention(d_model, n_heads_ra, dropout=dropout,
@@ -338,7 +334,7 @@ class PositionalSymbolRetriever(nn.Module):
         super().__init__()
         self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
         self.max_length = check_scalar(max_length, "max_length", "int", min=1)
-        with _init_rng(seed):
+        with init_rng(seed):
             self.symbol_library = nn.Embedding(max_length, symbol_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -360,7 +356,7 @@ class PositionRelativeSymbolRetriever(nn.Module):
         self.symbol_dim = check_scalar(symbol_dim, "symbol_dim", "int", min=1)
         self.max_rel_pos = check_scalar(max_rel_pos, "max_rel_pos", "int", min=0)
         self.rel_pos_embeddings = nn.Parameter(torch.empty(2 * max_rel_pos + 1, symbol_dim))
-        with _init_rng(seed):
+        with init_rng(seed):
             nn.init.xavier_uniform_(self.rel_pos_embeddings)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -386,7 +382,7 @@ class SymbolicAttention(nn.Module):
         self.dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.scale = None if scale is None else check_scalar(scale, "scale", "real", min=0.0, inclusive="neither")
         trainable_symbols = check_bool(trainable_symbols, "trainable_symbols")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.q_proj = nn.Linear(d_model, d_model)
             self.template_features = nn.Parameter(torch.randn(n_symbols, d_model))
             self.symbol_library = nn.Parameter(torch.randn(n_symbols, d_model), requires_grad=trainable_symbols)
@@ -441,7 +437,7 @@ class DualAttnEncoderBlock(nn.Module):
         check_choice(activation, "activation", ("gelu", "relu", "silu"))
         self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
                                                inclusive="left"))
-        with _init_rng(seed):
+        with init_rng(seed):
             self.norm1 = _norm(d_model, norm_type, bias)
             self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
                                            share_attn_params)
@@ -480,7 +476,7 @@ class DualAttnDecoderBlock(nn.Module):
         cross_kwargs = _kwargs(cross_kwargs, "cross_kwargs")
         self.dropout = nn.Dropout(check_scalar(dropout_rate, "dropout_rate", "real", min=0.0, max=1.0,
                                                inclusive="left"))
-        with _init_rng(seed):
+        with init_rng(seed):
             self.norm1 = _norm(d_model, norm_type, bias)
             self.dual_attn = DualAttention(d_model, n_heads_sa, n_heads_ra, dropout_rate, sa_kwargs, ra_kwargs,
                                            share_attn_params)
@@ -541,7 +537,7 @@ class DATEncoderClassifier(nn.Module):
         self.d_model = d_model = check_scalar(d_model, "d_model", "int", min=1)
         n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
         n_heads_ra = check_scalar(n_heads_ra, "n_heads_ra", "int", min=0)
-        with _init_rng(seed):
+        with init_rng(seed):
             self._build(d_model, n_layers, n_heads_sa, n_heads_ra, dff, max_len, dropout_rate, activation, norm_first,
                         symbol_retrieval, symbol_retrieval_kwargs, sa_kwargs, ra_kwargs, share_attn_params, pool,
                         pos_enc)
@@ -603,7 +599,7 @@ class DualAttnTransformerLM(nn.Module):
         n_heads_sa = check_scalar(n_heads_sa, "n_heads_sa", "int", min=0)
         n_heads_ra = check_scalar(n_heads_ra, "n_heads_ra", "int", min=0)
         bias = check_bool(bias, "bias")
-        with _init_rng(seed):
+        with init_rng(seed):
             self._build(vocab_size, d_model, n_layers, n_heads_sa, n_heads_ra, dff, max_block_size, dropout_rate,
                         activation, norm_first, symbol_retrieval, symbol_retrieval_kwargs, sa_kwargs, ra_kwargs,
                         share_attn_params, bias)

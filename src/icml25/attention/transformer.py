@@ -17,13 +17,12 @@ torch.Size([8, 5, 32])
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils.random import Seed, seeded
+from icml25.utils.random import Seed, init_rng
 from icml25.utils.validation import check_bool, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = ["SelfAttention", "MLP", "TransformerBlock", "TransformerStack", "init_gpt_weights", "check_tokens"]
@@ -43,9 +42,6 @@ def check_tokens(x: torch.Tensor, d_model: int, name: str = "x") -> None:
     check_tensor(x, name, floating=True)
 
 
-def _init_rng(seed: Seed):
-    """The RNG a constructor draws its initial weights from: ``seeded(seed)``, or the global one for ``None``."""
-    return nullcontext() if seed is None else seeded(seed)
 
 
 def _head_split(d_model: int, n_heads: int) -> tuple[int, int]:
@@ -72,7 +68,7 @@ class SelfAttention(nn.Module):
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.d_model, self.n_heads, self.dropout, self.causal = d_model, n_heads, dropout, check_bool(causal, "causal")
         bias = check_bool(bias, "bias")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
             self.out = nn.Linear(d_model, d_model, bias=bias)
 
@@ -101,7 +97,7 @@ class MLP(nn.Module):
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         bias = check_bool(bias, "bias")
         self.d_model = d_model
-        with _init_rng(seed):
+        with init_rng(seed):
             self.net = nn.Sequential(nn.Linear(d_model, d_ff, bias=bias), _ACTIVATIONS[activation](),
                                      nn.Linear(d_ff, d_model, bias=bias), nn.Dropout(dropout))
 
@@ -130,7 +126,7 @@ class TransformerBlock(nn.Module):
         if attention is not None:
             check_instance(attention, "attention", nn.Module, "an nn.Module")
         self.d_model = d_model
-        with _init_rng(seed):
+        with init_rng(seed):
             self.norm1 = nn.LayerNorm(d_model, bias=bias)
             self.attn = attention if attention is not None else SelfAttention(d_model, n_heads, dropout, bias, causal)
             self.drop = nn.Dropout(dropout)
@@ -151,7 +147,7 @@ class TransformerStack(nn.Module):
                  seed: Seed = None) -> None:
         super().__init__()
         n_layers = check_scalar(n_layers, "n_layers", "int", min=1)
-        with _init_rng(seed):
+        with init_rng(seed):
             self.blocks = nn.ModuleList(TransformerBlock(d_model, n_heads, d_ff, dropout, causal, bias, activation)
                                         for _ in range(n_layers))
             self.norm = nn.LayerNorm(d_model, bias=check_bool(bias, "bias"))

@@ -28,7 +28,6 @@ PyTorch with the same blocks:
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from collections.abc import Callable
@@ -39,7 +38,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 from torch import nn
 
-from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.random import Seed, init_rng, seeded, torch_generator
 from icml25.utils.validation import check_array, check_bool, check_choice, check_scalar, check_sequence, check_tensor
 
 __all__ = [
@@ -57,9 +56,6 @@ _LOG_2PI = math.log(2.0 * math.pi)
 ArrayLike = np.ndarray | torch.Tensor
 
 
-def _init_rng(seed: Seed | None) -> contextlib.AbstractContextManager:
-    """Where parameters are initialised: a forked RNG seeded from ``seed``, or torch's global RNG (``None``)."""
-    return contextlib.nullcontext() if seed is None else seeded(seed)
 
 
 def _batch(x: Any, name: str, last: int, *, ndim: int | None = None, finite: bool = False,
@@ -150,7 +146,7 @@ class InterventionalLDS(nn.Module):
                 dead = torch.nonzero((B == 0).all(0)).flatten().tolist()
                 raise ValueError(f"columns {dead} of B are zero: those input channels would stimulate no latent")
             self.register_buffer("B", B)
-        with _init_rng(seed):
+        with init_rng(seed):
             self.A = nn.Parameter(torch.randn(D, D))
         positive = {"min": 0.0, "inclusive": "neither"}
         noise = self.dt if noise_scale is None else check_scalar(noise_scale, "noise_scale", "real", **positive)
@@ -275,7 +271,7 @@ class MLPEmission(nn.Module):
         self.positive = check_bool(positive, "positive")
         blocks: list[nn.Module] = []
         width = D
-        with _init_rng(seed):
+        with init_rng(seed):
             for _ in range(layers):
                 blocks += [nn.Linear(width, hidden), nn.Tanh()]
                 width = hidden
@@ -295,7 +291,7 @@ class LinearEmission(nn.Module):
         super().__init__()
         D, N = check_scalar(D, "D", "int", min=1), check_scalar(N, "N", "int", min=1)
         self.positive = check_bool(positive, "positive")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.linear = nn.Linear(D, N)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -317,7 +313,7 @@ class LSTMRecognition(nn.Module):
         D, N, M, hidden = (check_scalar(v, n, "int", min=1)
                            for n, v in (("D", D), ("N", N), ("M", M), ("hidden", hidden)))
         self.N, self.M = N, M
-        with _init_rng(seed):
+        with init_rng(seed):
             self.mean_rnn = nn.LSTM(N + M, hidden, batch_first=True)
             self.mean_out = nn.Linear(hidden, D)
             self.scale_rnn = nn.LSTM(N + M, hidden, batch_first=True)

@@ -21,7 +21,6 @@ Example
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -34,7 +33,7 @@ from icml25.data.graphs import GraphData, dirichlet_node_split, induced_subgraph
 from icml25.federated.messages import FitIns, FitRes, MalformedMessageError
 from icml25.federated.simulation import Client, ClientFailure, History, Strategy, check_same_layout, simulate
 from icml25.federated.torch_clients import load_arrays, module_to_arrays
-from icml25.utils.random import Seed, as_generator, int_seed, seeded
+from icml25.utils.random import Seed, as_generator, init_rng, int_seed, seeded
 from icml25.utils.validation import (
     check_array,
     check_bool,
@@ -124,9 +123,6 @@ def normalized_adjacency(edge_index: np.ndarray | torch.Tensor, n_nodes: int,
     return torch.sparse_coo_tensor(ei, norm, (n_nodes, n_nodes), check_invariants=False).coalesce()
 
 
-def _init_rng(seed: Seed):
-    """Weight initialisation on a forked RNG seeded from ``seed``; the global RNG when ``seed`` is None."""
-    return contextlib.nullcontext() if seed is None else seeded(seed)
 
 
 class GCNConv(nn.Module):
@@ -140,7 +136,7 @@ class GCNConv(nn.Module):
         super().__init__()
         for name, value in (("in_dim", in_dim), ("out_dim", out_dim)):
             check_scalar(value, name, "int", min=1)
-        with _init_rng(seed):
+        with init_rng(seed):
             self.lin = nn.Linear(in_dim, out_dim, bias=False)
         self.bias = nn.Parameter(torch.zeros(out_dim))
 
@@ -161,7 +157,7 @@ class GCN(nn.Module):
         for name, value in (("in_dim", in_dim), ("out_dim", out_dim), ("hidden", hidden)):
             check_scalar(value, name, "int", min=1)
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.conv1, self.conv2, self.dropout = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim), dropout
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -182,7 +178,7 @@ class ProxyGenerator(nn.Module):
             check_scalar(value, name, "int", min=1)
         dropout = check_scalar(dropout, "dropout", "real", min=0.0, max=1.0, inclusive="left")
         self.noise_dim, self.n_classes = noise_dim, n_classes
-        with _init_rng(seed):
+        with init_rng(seed):
             self.embed = nn.Embedding(n_classes, n_classes)
             widths = [n_classes + noise_dim, 64, 128, 256]
             layers: list[nn.Module] = []

@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from contextlib import nullcontext
 from functools import partial
 from typing import NamedTuple
 
@@ -30,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils.random import Seed, seeded, torch_generator
+from icml25.utils.random import Seed, init_rng, torch_generator
 from icml25.utils.validation import (
     check_array,
     check_bool,
@@ -71,9 +70,6 @@ class ActivationPair(NamedTuple):
     domain: tuple[float, float]
 
 
-def _init_rng(seed: Seed):
-    """The RNG a constructor draws its initial weights from: ``seeded(seed)``, or the global one for ``None``."""
-    return nullcontext() if seed is None else seeded(seed)
 
 
 def _clamped(inverse: Fn, lo: float, hi: float) -> Fn:
@@ -173,7 +169,7 @@ class SpectralConv(nn.Module):
             std = check_scalar(init_std, "init_std", "real", min=0.0)
         self.in_channels, self.out_channels, self.n_modes, self.fft_norm = in_channels, out_channels, n_modes, fft_norm
         shape = (in_channels, out_channels, *(2 * m for m in n_modes[:-1]), n_modes[-1], 2)
-        with _init_rng(seed):
+        with init_rng(seed):
             self.weight = nn.Parameter(torch.randn(shape) * std)
 
     def _check(self, x: torch.Tensor, name: str = "x") -> None:
@@ -247,7 +243,7 @@ class FNOBlock(nn.Module):
         super().__init__()
         channels = check_scalar(channels, "channels", "int", min=1)
         zero_init = check_bool(zero_init, "zero_init")
-        with _init_rng(seed):
+        with init_rng(seed):
             self.spectral = SpectralConv(channels, channels, n_modes, init_std=0.0 if zero_init else "auto",
                                          fft_norm=fft_norm)
             self.skip = _pointwise(len(self.spectral.n_modes), channels, channels)
@@ -324,7 +320,7 @@ class FNO(nn.Module):
         d = len(n_modes)
         lift_in = in_channels + (d if positional_grid else 0)
         zero = architecture == "bregman" if zero_init is None else zero_init
-        with _init_rng(seed):
+        with init_rng(seed):
             if lifting_channels is None:
                 self.lifting = _pointwise(d, lift_in, hidden_channels)
             else:

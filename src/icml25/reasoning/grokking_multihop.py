@@ -44,7 +44,7 @@ from icml25.data.knowledge_graph import (
     make_composition_splits,
     random_kg,
 )
-from icml25.utils.random import Seed, as_generator, seeded, torch_generator
+from icml25.utils.random import Seed, as_generator, init_rng, torch_generator
 from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = [
@@ -92,7 +92,7 @@ class TinyGPT(nn.Module):
             self.pos = nn.Embedding(max_len, d_model)
             self.stack = TransformerStack(n_layers, d_model, n_heads, d_ff, dropout, causal=True)
             self.head = nn.Linear(d_model, vocab_size, bias=False)
-        with seeded(seed) if seed is not None else nullcontext():
+        with init_rng(seed):
             init_gpt_weights(self, n_layers)
 
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:

@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from icml25.attention.transformer import TransformerBlock, init_gpt_weights
-from icml25.utils.random import Seed, as_generator, seeded
+from icml25.utils.random import Seed, as_generator, init_rng, seeded
 from icml25.utils.validation import (
     check_array,
     check_bool,
@@ -303,7 +303,7 @@ class ModularTransformer(nn.Module):
             self.norm = nn.LayerNorm(hidden, bias=False) if final_norm else nn.Identity()
             self.out = (nn.Linear(hidden, 2, bias=False) if head == "angular"
                         else nn.Linear(hidden * (N + 1), q, bias=False))
-        with seeded(seed) if seed is not None else nullcontext():
+        with init_rng(seed):
             init_gpt_weights(self, n_layers)
             nn.init.normal_(self.extra_token, 0.0, 0.02)
 

@@ -5,7 +5,7 @@
 ``icml25.utils.nn`` holds the small PyTorch helpers several papers share (needs the ``torch`` extra).
 """
 
-from icml25.utils.random import Seed, as_generator, check_seed, int_seed, seeded, spawn, torch_generator
+from icml25.utils.random import Seed, as_generator, check_seed, init_rng, int_seed, seeded, spawn, torch_generator
 from icml25.utils.validation import (
     NotFittedError,
     check_array,
@@ -40,6 +40,7 @@ __all__ = [
     "check_tensor",
     "named_errors",
     "int_seed",
+    "init_rng",
     "seeded",
     "spawn",
     "torch_generator",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Seed", "as_generator", "check_seed", "int_seed", "seeded", "spawn", "torch_generator"]
+__all__ = ["Seed", "as_generator", "check_seed", "init_rng", "int_seed", "seeded", "spawn", "torch_generator"]
 
 Seed = int | np.random.Generator | None
 
@@ -81,3 +81,9 @@ def seeded(seed: Seed, name: str = "seed") -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(value)
         yield
+
+
+def init_rng(seed: Seed, name: str = "seed") -> AbstractContextManager[None]:
+    """The RNG of a module's weight initialisation: :func:`seeded` when ``seed`` is given, torch's global RNG
+    (its default ``nn.Module`` initialisation) when ``seed`` is None."""
+    return nullcontext() if seed is None else seeded(seed, name)
