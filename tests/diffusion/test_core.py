@@ -71,13 +71,8 @@ def test_ddpm_step_equals_diffusers_step_with_the_same_generator():
         assert torch.allclose(ours, theirs, atol=1e-5, rtol=1e-4)
 
 
-def test_tiny_unet2dmodel_samples_identically_through_our_loop_and_diffusers():
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        unet = diffusers.UNet2DModel(sample_size=8, in_channels=1, out_channels=1, layers_per_block=1,
-                                     block_out_channels=(8, 16), norm_num_groups=4,
-                                     down_block_types=("DownBlock2D", "DownBlock2D"),
-                                     up_block_types=("UpBlock2D", "UpBlock2D")).eval()
+def test_tiny_unet2dmodel_samples_identically_through_our_loop_and_diffusers(tiny_unet):
+    unet = tiny_unet
     sched = diffusers.DDIMScheduler(num_train_timesteps=1000, clip_sample=False)
     sched.set_timesteps(10)
     x_T = torch.randn(2, 1, 8, 8, generator=_g(3))

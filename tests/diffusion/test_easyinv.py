@@ -26,13 +26,8 @@ def _bed(seed=0, n=64):
     return gm, MixtureEps(gm, ABAR), gm.sample(n, seed=seed + 1)
 
 
-def test_ddim_invert_equals_diffusers_inverse_scheduler_on_a_tiny_unet():
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        unet = diffusers.UNet2DModel(sample_size=8, in_channels=1, out_channels=1, layers_per_block=1,
-                                     block_out_channels=(8, 16), norm_num_groups=4,
-                                     down_block_types=("DownBlock2D", "DownBlock2D"),
-                                     up_block_types=("UpBlock2D", "UpBlock2D")).eval()
+def test_ddim_invert_equals_diffusers_inverse_scheduler_on_a_tiny_unet(tiny_unet):
+    unet = tiny_unet
     inverse = diffusers.DDIMInverseScheduler(num_train_timesteps=1000, clip_sample=False)
     inverse.set_timesteps(10)
     x0 = torch.randn(2, 1, 8, 8, generator=torch.Generator().manual_seed(1))

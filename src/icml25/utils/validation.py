@@ -144,6 +144,13 @@ def check_callable(x: Any, name: str) -> Callable[..., Any]:
     return x
 
 
+def _check_shape(actual: tuple[int, ...], shape: Sequence[int | None], name: str) -> None:
+    """A ValueError unless ``actual`` matches ``shape`` (``None`` entries match any size)."""
+    if len(actual) != len(shape) or any(s is not None and s != a for s, a in zip(shape, actual, strict=False)):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got shape {actual}")
+
+
 def check_array(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, dtype: Any = "numeric",
                 finite: bool = True, min_len: int | None = None, shape: Sequence[int | None] | None = None,
                 copy: bool = False) -> np.ndarray:
@@ -187,10 +194,8 @@ def check_array(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, d
         if arr.ndim not in allowed:
             want = " or ".join(str(d) for d in allowed)
             raise ValueError(f"{name} must be a {want}-d array, got shape {arr.shape}")
-    if shape is not None and (arr.ndim != len(shape)
-                              or any(s is not None and s != a for s, a in zip(shape, arr.shape, strict=False))):
-            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if shape is not None:
+        _check_shape(tuple(arr.shape), shape, name)
     if min_len is not None:
         length = arr.shape[0] if arr.ndim else 0
         if length < min_len:
@@ -259,10 +264,8 @@ def check_tensor(x: Any, name: str, *, ndim: int | Sequence[int] | None = None, 
         if x.ndim not in allowed:
             want = " or ".join(str(d) for d in allowed)
             raise ValueError(f"{name} must be a {want}-d tensor, got shape {tuple(x.shape)}")
-    if shape is not None and (x.ndim != len(shape)
-                              or any(s is not None and s != a for s, a in zip(shape, x.shape, strict=False))):
-        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-        raise ValueError(f"{name} must have shape {want}, got shape {tuple(x.shape)}")
+    if shape is not None:
+        _check_shape(tuple(x.shape), shape, name)
     if floating and not x.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
     if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
