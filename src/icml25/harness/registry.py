@@ -34,6 +34,11 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "flower": ("flwr",),
     "ray": ("ray",),
     "diffusion": ("torch", "torchdiffeq", "diffusers", "skimage"),
+    "vision": ("torch", "torchdiffeq"),
+    "serving": ("torch", "torchdiffeq", "fastapi", "uvicorn", "openai"),
+    "text-generation": ("torch", "torchdiffeq", "transformers"),
+    "materials": ("ase", "openai"),
+    "rl": ("torch", "torchdiffeq", "minigrid", "metaworld", "mujoco", "vector_quantize_pytorch"),
 }
 
 
