@@ -93,6 +93,15 @@ def test_paper_and_run_validation():
         Run(scale="quick", seeds=(), out=".")
     with pytest.raises(TypeError, match="Claim"):
         Result(metrics={}, claims=["not a claim"])
+    with pytest.raises(ValueError, match="tune_seeds must be disjoint"):
+        Run(scale="quick", seeds=(0, 1), out=".", tune_seeds=(1, 5))
+
+
+def test_tune_seeds_default_to_as_many_seeds_disjoint_from_the_reporting_ones():
+    run = Run(scale="quick", seeds=(0, 1, 2), out=".")
+    assert len(run.tune_seeds) == 3 and not set(run.tune_seeds) & set(run.seeds)
+    assert Run(scale="quick", seeds=(0, 1, 2), out=".").tune_seeds == run.tune_seeds
+    assert Run(scale="quick", seeds=(0,), out=".", tune_seeds=(7,)).tune_seeds == (7,)
 
 
 def test_run_stores_atomically_and_resumes(tmp_path):
@@ -101,6 +110,7 @@ def test_run_stores_atomically_and_resumes(tmp_path):
     assert first.status == "done"
     stored = json.loads(result_path(tmp_path, entry.id, "smoke").read_text())
     assert stored["seeds"] == [0, 1] and stored["metrics"]["array"] == [0, 1, 2]
+    assert len(stored["tune_seeds"]) == 2 and not set(stored["tune_seeds"]) & {0, 1}
     assert stored["claims"][0]["holds"] is True
     assert (tmp_path / stored["figures"][0]).is_file()
     assert set(stored) >= {"paper", "scale", "seeds", "metrics", "claims", "figures", "seconds", "versions", "git",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 SCALES = ("smoke", "quick", "full")
+TUNE_SEED_BASE = 10_000
 
 
 @dataclass(frozen=True)
@@ -130,19 +131,32 @@ class Run:
 
     ``scale`` is one of ``smoke``, ``quick``, ``full``; ``seeds`` the seeds to average over;
     ``out`` the folder where the paper's figures go; ``progress(fraction, message)`` reports
-    progress (``fraction`` in [0, 1] or ``None``).
+    progress (``fraction`` in [0, 1] or ``None``).  ``tune_seeds`` are the seeds for any setting
+    chosen by looking at results (calibration, selection); they are disjoint from ``seeds`` by
+    construction (default ``TUNE_SEED_BASE, TUNE_SEED_BASE + 1, ...``, as many as ``seeds``), so a
+    claim reported on ``seeds`` never sees the data its settings were tuned on.
     """
 
     scale: str
     seeds: tuple[int, ...]
     out: Path
     progress: Callable[[float | None, str], None] = lambda fraction, message="": None
+    tune_seeds: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
         if not self.seeds or not all(isinstance(s, int) for s in self.seeds):
             raise ValueError(f"seeds must be a non-empty tuple of ints, got {self.seeds!r}")
+        self.seeds = tuple(self.seeds)
+        if not self.tune_seeds:
+            self.tune_seeds = tuple(range(TUNE_SEED_BASE, TUNE_SEED_BASE + len(self.seeds)))
+        if not all(isinstance(s, int) for s in self.tune_seeds):
+            raise ValueError(f"tune_seeds must be a tuple of ints, got {self.tune_seeds!r}")
+        self.tune_seeds = tuple(self.tune_seeds)
+        if set(self.tune_seeds) & set(self.seeds):
+            raise ValueError(f"tune_seeds must be disjoint from seeds, both contain "
+                             f"{sorted(set(self.tune_seeds) & set(self.seeds))}")
         self.out = Path(self.out)
 
     def pick(self, smoke: Any, quick: Any, full: Any) -> Any:

@@ -196,6 +196,7 @@ def execute(job: Job, reproduce: Callable[[Run], Result], progress: Progress | N
                 "paper": job.id,
                 "scale": job.scale,
                 "seeds": list(job.seeds),
+                "tune_seeds": list(run.tune_seeds),
                 "metrics": to_jsonable(result.metrics),
                 "claims": [claim.to_json() for claim in result.claims],
                 "figures": [f"{job.id}/{job.scale}/{name}" for name in result.figures],
