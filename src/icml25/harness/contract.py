@@ -154,9 +154,9 @@ class Run:
         if not all(isinstance(s, int) for s in self.tune_seeds):
             raise ValueError(f"tune_seeds must be a tuple of ints, got {self.tune_seeds!r}")
         self.tune_seeds = tuple(self.tune_seeds)
-        if set(self.tune_seeds) & set(self.seeds):
-            raise ValueError(f"tune_seeds must be disjoint from seeds, both contain "
-                             f"{sorted(set(self.tune_seeds) & set(self.seeds))}")
+        shared = sorted(set(self.tune_seeds) & set(self.seeds))
+        if shared:
+            raise ValueError(f"tune_seeds must be disjoint from seeds, both contain {shared}")
         self.out = Path(self.out)
 
     def pick(self, smoke: Any, quick: Any, full: Any) -> Any:
