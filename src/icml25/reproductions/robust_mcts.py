@@ -48,8 +48,9 @@ LOW, HIGH = [P_EXEC.index(0.3), P_EXEC.index(0.4)], [P_EXEC.index(0.6), P_EXEC.i
 # play, Gambler's Problem with goal 10, p_plan 0.6, gamma 0.99: what exact value iteration must give.
 BOLD_PLAY_SUCCESS = (0.30, 0.40, 0.50, 0.60, 0.70)
 TIMID_PLAY_SUCCESS = (0.058, 0.193, 0.50, 0.84, 0.975)
-# Exploration constant of the convergence check, tuned on other trees (docs: "Calibration notes").
-C_CONVERGENCE = 0.25
+# Exploration constants searched for each planner on the tuning trees (1.0 is the library default).
+C_GRID = (0.1, 0.25, 0.5, 1.0)
+PLANNERS = {"robust": ("tv", 0.3), "nominal": ("none", 0.0)}
 
 
 # ----------------------------------------------------------------------------- 1. operators
@@ -125,18 +126,19 @@ def _operator_check(n_instances: int, seed: int) -> dict:
 
 
 # ---------------------------------------------------------------------------- 2. convergence
-def _convergence(ns: tuple[int, ...], seeds: list[int], c: float) -> dict:
-    errors = {"robust": np.zeros((len(seeds), len(ns))), "nominal": np.zeros((len(seeds), len(ns)))}
+def _convergence(ns: tuple[int, ...], seeds: list[int], c: dict[str, float]) -> dict:
+    """Root-value error of each planner (exploration constant ``c[name]``) against exact (robust) DP."""
+    errors = {name: np.zeros((len(seeds), len(ns))) for name in PLANNERS}
     for i, seed in enumerate(seeds):
         env = RandomTreeMDP(depth=2, n_actions=3, n_next=3, seed=seed)
         mdp = env.tabular()
-        for name, kind, rho in (("robust", "tv", 0.3), ("nominal", "none", 0.0)):
+        for name, (kind, rho) in PLANNERS.items():
             target = robust_value_iteration(
                 mdp.P, mdp.R, GAMMA, kind, rho, action_mask=mdp.action_mask, terminal=mdp.terminal
             )[0][0]
             for j, n in enumerate(ns):
                 planner = RobustPowerUCT(
-                    env, gamma=GAMMA, kind=kind, rho_transition=rho, c=c, seed=np.random.default_rng([seed, n])
+                    env, gamma=GAMMA, kind=kind, rho_transition=rho, c=c[name], seed=np.random.default_rng([seed, n])
                 )
                 errors[name][i, j] = abs(planner.search(0, n).root_value - target)
     out = {}
@@ -148,6 +150,14 @@ def _convergence(ns: tuple[int, ...], seeds: list[int], c: float) -> dict:
             "slope": float(np.polyfit(np.log(ns), np.log(mean), 1)[0]),
         }
     return out
+
+
+def _tune_c(ns: tuple[int, ...], tune_trees: list[int]) -> tuple[dict[str, float], dict]:
+    """Each planner's exploration constant: the lowest mean root error at the largest n on the tuning trees."""
+    table = {c: _convergence(ns, tune_trees, dict.fromkeys(PLANNERS, c)) for c in C_GRID}
+    chosen = {name: min(C_GRID, key=lambda c: table[c][name]["mean_error"][-1]) for name in PLANNERS}
+    return chosen, {str(c): {name: {"slope": r[name]["slope"], "error_at_max_n": r[name]["mean_error"][-1]}
+                             for name in PLANNERS} for c, r in table.items()}
 
 
 # ------------------------------------------------------------------------------- 3. gambler
@@ -253,9 +263,11 @@ def reproduce(run: Run) -> Result:
     violations = sum(o["violations"] for o in ops)
     run.progress(0.1, "operators checked")
     tree_seeds = [seed * 1000 + j for seed in run.seeds for j in range(trees_per_seed)]
-    conv = _convergence(ns, tree_seeds, C_CONVERGENCE)
-    run.progress(0.3, "convergence (C = 0.25)")
-    conv_default = _convergence(ns, tree_seeds, 1.0)
+    chosen_c, tuning = _tune_c(ns, [seed * 1000 + j for seed in run.tune_seeds for j in range(trees_per_seed)])
+    run.progress(0.2, f"exploration constants chosen on the tuning trees: {chosen_c}")
+    conv = _convergence(ns, tree_seeds, chosen_c)
+    run.progress(0.3, "convergence (tuned C)")
+    conv_default = _convergence(ns, tree_seeds, dict.fromkeys(PLANNERS, 1.0))
     run.progress(0.5, "convergence (C = 1)")
     gam = _gambler(n_gambler, run.seeds, run, 0.5, 0.45)
     succ = {m: np.array(s) for m, s in gam["success"].items()}
@@ -270,11 +282,13 @@ def reproduce(run: Run) -> Result:
     ]
     metrics = _metrics(run, n_ops, ops, max_error, violations, ns, tree_seeds, conv, conv_default, n_gambler, gam,
                        succ, gap)
+    metrics["convergence"].update(c=chosen_c, tuning={"grid": list(C_GRID), "tune_seeds": list(run.tune_seeds),
+                                                      "by_c": tuning})
     if run.scale == "full":
         fl = _frozen_lake(4000, run.seeds)
         metrics["frozen_lake"] = fl
         claims.append(_claim_frozen_lake(fl))
-    figures = [_figure_convergence(run, ns, conv, conv_default), _figure_gambler(run, succ, gam["exact_vi"])]
+    figures = [_figure_convergence(run, ns, conv, conv_default, chosen_c), _figure_gambler(run, succ, gam["exact_vi"])]
     run.progress(1.0, "done")
     return Result(metrics=metrics, claims=claims, figures=figures)
 
@@ -389,7 +403,7 @@ def _metrics(run: Run, n_ops: int, ops: list, max_error: dict, violations: int, 
     return {
         "operators": {"instances": n_ops * len(run.seeds), "max_abs_error": max_error,
                       "invariant_violations": violations, "per_seed": ops},
-        "convergence": {"n": list(ns), "trees": len(tree_seeds), "c": C_CONVERGENCE, **conv,
+        "convergence": {"n": list(ns), "trees": len(tree_seeds), **conv,
                         "default_c": {"c": 1.0, **conv_default}},
         "gambler": {
             "n_simulations": n_gambler,
@@ -409,11 +423,12 @@ def _metrics(run: Run, n_ops: int, ops: list, max_error: dict, violations: int, 
     }
 
 
-def _figure_convergence(run: Run, ns, conv: dict, conv_default: dict) -> str:
+def _figure_convergence(run: Run, ns, conv: dict, conv_default: dict, chosen_c: dict[str, float]) -> str:
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
-    for res, style, label in ((conv, "-", f"C = {C_CONVERGENCE}"), (conv_default, ":", "C = 1")):
+    for res, style, tuned in ((conv, "-", True), (conv_default, ":", False)):
         for name, color in (("robust", "C3"), ("nominal", "C0")):
             title = "Robust-Power-UCT (TV 0.3)" if name == "robust" else "Stochastic-Power-UCT"
+            label = f"tuned C = {chosen_c[name]}" if tuned else "C = 1"
             ax.loglog(
                 ns,
                 res[name]["mean_error"],

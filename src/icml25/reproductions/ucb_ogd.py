@@ -69,7 +69,9 @@ PAPER = Paper(
 # Settings and their origin: docs/papers/ucb_ogd.md, "Calibration notes".
 K_SYN, D_SYN, CONFLICT = 5, 20, 3.0  # synthetic task: K sources in d dimensions, one conflicting source
 RADIUS, ETA0 = 2.5, 0.5  # OGD ball radius and step eta0 / sqrt(t), shared by all selectors
-LOSS_BOUND, BONUS = 2.0, 0.5  # log-loss clipped at B for the bandit feedback; bonus 0.5 * B * sqrt(2 ln t / n_k)
+LOSS_BOUND = 2.0  # log-loss clipped at B for the bandit feedback
+BONUS_GRID = (0.25, 0.5, 1.0)  # UCB bonus c B sqrt(2 ln t / n_k): c chosen on the tuning seeds (1.0 is the default)
+N_TUNE = 5  # tuning seeds used for that choice
 ETA0_DIGITS, RADIUS_DIGITS = 2.0, 20.0  # digits: softmax regression on 64 pixels in [0, 1]
 SYN_NAMES = ("ucb", "uniform", "round_robin", "exp3", "greedy")
 DIG_NAMES = ("ucb", "uniform", "entropy", "margin")
@@ -82,13 +84,16 @@ def reproduce(run: Run) -> Result:
                                  full=(250, 500, 1000, 2000, 4000, 8000, 16000)))
     T_digits = run.pick(smoke=150, quick=1500, full=1500)
 
-    # Run every seed: the synthetic task (experiments 1 and 2), then the corrupted digits (experiment 3).
+    # Choose UCB's bonus on the tuning seeds; then run every reporting seed: the synthetic task (experiments
+    # 1 and 2), then the corrupted digits (experiment 3).
     syn, dig = [], []
     with single_thread():  # small dense problems: multi-threaded BLAS only adds overhead
+        bonus, tuning = _tune_bonus(run.tune_seeds[:N_TUNE], T1)
+        run.progress(0.05, f"bonus scale {bonus} chosen on the tuning seeds")
         for i, seed in enumerate(seeds):
-            syn.append(_synthetic(seed, T1, int(horizons[-1])))
+            syn.append(_synthetic(seed, T1, int(horizons[-1]), bonus))
             run.progress((i + 0.5) / len(seeds), f"seed {seed}: synthetic done")
-            dig.append(_digits(seed, T_digits))
+            dig.append(_digits(seed, T_digits, bonus))
             run.progress((i + 1) / len(seeds), f"seed {seed}: digits done")
 
     # Regret R_T at every horizon, per seed; its log-log slope from the mean over seeds.
@@ -107,6 +112,7 @@ def reproduce(run: Run) -> Result:
         _claim_active(dig),
     ]
     metrics = _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits)
+    metrics["settings"].update(bonus_scale=bonus, bonus_tuning=tuning)
     worst = metrics["synthetic"]["worst_loss_averaged"]
     acc = metrics["digits"]["worst_acc_last"]
     figures = [_figure(run, horizons, regrets, scale, worst, syn, acc, DIG_NAMES, SYN_NAMES, T1, T_digits)]
@@ -116,14 +122,31 @@ def reproduce(run: Run) -> Result:
 # ----------------------------------------------------------------------------------------------- experiments
 
 
-def _synthetic(seed: int, T1: int, Tmax: int) -> dict:
+def _tune_bonus(tune_seeds: tuple[int, ...], T: int) -> tuple[float, dict]:
+    """UCB's bonus scale: the lowest mean worst-source loss (averaged iterate, synthetic task) on the tuning seeds."""
+    losses = {}
+    for c in BONUS_GRID:
+        worst = []
+        for seed in tune_seeds:
+            task = make_multisource_logistic(K_SYN, D_SYN, conflict=CONFLICT, seed=seed)
+            selector = UCBSelector(K_SYN, loss_bound=LOSS_BOUND, bonus_scale=c)
+            collector = AdaptiveCollector(LogisticModel(D_SYN), selector, loss_bound=LOSS_BOUND, eta0=ETA0,
+                                          radius=RADIUS, seed=seed)
+            hist = collector.run(task.samplers(), T, record_params=True)
+            worst.append(float(task.population_losses(hist.params[:T].mean(axis=0)).max()))
+        losses[c] = float(np.mean(worst))
+    return min(BONUS_GRID, key=losses.get), {"grid": list(BONUS_GRID), "tune_seeds": list(tune_seeds),
+                                              "mean_worst_loss": {str(c): v for c, v in losses.items()}}
+
+
+def _synthetic(seed: int, T1: int, Tmax: int, bonus: float) -> dict:
     """One seed of experiments 1 and 2: exact population losses, L*, regret, final models."""
     task = make_multisource_logistic(K_SYN, D_SYN, conflict=CONFLICT, seed=seed)
     L_star, _ = solve_minimax(
         lambda th: (task.population_losses(th), task.population_grads(th)), np.zeros(D_SYN), radius=RADIUS
     )
     selectors = {
-        "ucb": (UCBSelector(K_SYN, loss_bound=LOSS_BOUND, bonus_scale=BONUS), Tmax),
+        "ucb": (UCBSelector(K_SYN, loss_bound=LOSS_BOUND, bonus_scale=bonus), Tmax),
         "uniform": (UniformSelector(K_SYN), Tmax),
         "round_robin": (RoundRobinSelector(K_SYN), T1),
         "exp3": (EXP3Selector(K_SYN, T1, loss_bound=LOSS_BOUND), T1),
@@ -149,7 +172,7 @@ def _synthetic(seed: int, T1: int, Tmax: int) -> dict:
     return out
 
 
-def _digits(seed: int, T: int) -> dict:
+def _digits(seed: int, T: int, bonus: float) -> dict:
     """One seed of experiment 3: four corrupted digit sources, softmax regression by OGD."""
     split = load_digits_split(seed=seed)
     rng = np.random.default_rng((seed, 3))
@@ -166,7 +189,7 @@ def _digits(seed: int, T: int) -> dict:
             sources.append(ArraySource(split.X_train, split.y_train, transform=fresh))
     K = len(DIGIT_CORRUPTIONS)
     selectors = {
-        "ucb": UCBSelector(K, loss_bound=LOSS_BOUND, bonus_scale=BONUS),
+        "ucb": UCBSelector(K, loss_bound=LOSS_BOUND, bonus_scale=bonus),
         "uniform": UniformSelector(K),
         "entropy": UncertaintySelector(K, measure="entropy"),
         "margin": UncertaintySelector(K, measure="margin"),
@@ -195,7 +218,7 @@ def _metrics(seeds, syn, dig, regrets, slopes, scale, T1, horizons, T_digits) ->
     return {
         "seeds": list(seeds),
         "settings": {"T": T1, "horizons": horizons.tolist(), "T_digits": T_digits, "K": K_SYN, "d": D_SYN,
-                     "loss_bound": LOSS_BOUND, "bonus_scale": BONUS, "eta0": ETA0, "radius": RADIUS,
+                     "loss_bound": LOSS_BOUND, "eta0": ETA0, "radius": RADIUS,
                      "eta0_digits": ETA0_DIGITS, "radius_digits": RADIUS_DIGITS},
         "synthetic": {
             "L_star": summary([s["L_star"] for s in syn]),
