@@ -76,6 +76,9 @@ class ReplayBuffer:
         obs = check_array(obs, "obs", shape=self.observations.shape[1:])
         next_obs = check_array(next_obs, "next_obs", shape=self.observations.shape[1:])
         action = check_array(action, "action", shape=self.actions.shape[1:])
+        if not self.action_space.contains(action.astype(self.actions.dtype)) or not np.array_equal(
+                action, action.astype(self.actions.dtype)):
+            raise ValueError(f"action must lie in the action space {self.action_space}, got {action!r}")
         reward = check_scalar(reward, "reward", "real")
         self._add(obs, next_obs, action, reward, check_bool(done, "done"))
 

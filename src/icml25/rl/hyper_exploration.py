@@ -32,7 +32,7 @@ import numpy as np
 from icml25.rl.buffers import ReplayBuffer
 from icml25.rl.wrappers import evaluate_policy
 from icml25.utils.random import Seed, as_generator, init_rng, int_seed, torch_generator
-from icml25.utils.validation import check_array, check_callable, check_choice, check_instance, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_callable, check_choice, check_instance, check_scalar
 
 __all__ = [
     "RND",
@@ -104,33 +104,41 @@ def c_for_mean_fraction(frac: float, horizon: int) -> float:
 # ----------------------------------------------------------------------------- intrinsic rewards
 def _check_transitions(obs: Any, action: Any, next_obs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     obs = check_array(obs, "obs", min_len=1)
-    next_obs = check_array(next_obs, "next_obs", ndim=obs.ndim, min_len=1)
+    next_obs = check_array(next_obs, "next_obs", min_len=1)
     action = check_array(action, "action", min_len=1)
+    if obs.shape != next_obs.shape:
+        raise ValueError(f"next_obs must have the shape of obs {obs.shape}, got {next_obs.shape}")
     if not (len(obs) == len(action) == len(next_obs)):
         raise ValueError(f"obs, action and next_obs must have one row per transition, got lengths "
                          f"{len(obs)}, {len(action)}, {len(next_obs)}")
-    if obs.shape != next_obs.shape:
-        raise ValueError(f"next_obs must have the shape of obs {obs.shape}, got {next_obs.shape}")
     return obs, action, next_obs
 
 
 class CountBonus:
     """The count bonus ``r_int = N(key)^-power``: ``key`` is ``s'`` (``mode="state"``) or ``(s, a)``.
 
-    Counts are kept in a dict keyed by ``key_fn(row)`` (default: the row's bytes, so any array works); an
-    unseen key has bonus 1.  ``power = 0.5`` is the classic ``1 / sqrt(N)``.
+    Counts are kept in a dict keyed by ``key_fn(row)`` (default: the integer itself for integer scalar
+    observations, else the row's bytes, so any array works); an unseen key has bonus 1.  ``power = 0.5`` is
+    the classic ``1 / sqrt(N)``.
     """
 
     def __init__(self, mode: str = "state", power: float = 0.5, key_fn: Callable[[np.ndarray], Any] | None = None):
         self.mode = check_choice(mode, "mode", ("state", "state_action"))
         self.power = check_scalar(power, "power", "real", min=0, inclusive="neither")
-        self.key_fn = (lambda row: row.tobytes()) if key_fn is None else check_callable(key_fn, "key_fn")
+        self.key_fn = None if key_fn is None else check_callable(key_fn, "key_fn")
         self.counts: dict[Any, int] = {}
+
+    def _rows(self, x: np.ndarray) -> list[Any]:
+        if self.key_fn is not None:
+            return [self.key_fn(row) for row in x]
+        if x.ndim == 1 and x.dtype.kind in "iu":
+            return x.tolist()
+        return [row.tobytes() for row in x]
 
     def _keys(self, obs: np.ndarray, action: np.ndarray, next_obs: np.ndarray) -> list[Any]:
         if self.mode == "state":
-            return [self.key_fn(row) for row in next_obs]
-        return [(self.key_fn(o), self.key_fn(np.asarray(a))) for o, a in zip(obs, action, strict=True)]
+            return self._rows(next_obs)
+        return list(zip(self._rows(obs), self._rows(action), strict=True))
 
     def compute(self, obs: Any, action: Any, next_obs: Any) -> np.ndarray:
         """The bonus of each transition under the current counts (batch on axis 0)."""
@@ -172,7 +180,7 @@ class _NetworkBonus:
     obs_dim: int
 
     def _setup_norm(self, normalize: bool, gamma: float) -> None:
-        self.normalize = bool(normalize)
+        self.normalize = check_bool(normalize, "normalize")
         self.gamma = check_scalar(gamma, "gamma", "real", min=0, max=1)
         self.obs_rms = _RunningMeanStd((self.obs_dim,))
         self.return_rms = _RunningMeanStd()
@@ -413,7 +421,8 @@ class Hyper:
     def _horizon(self, env: Any) -> int:
         if self.horizon is not None:
             return self.horizon
-        steps = getattr(env, "max_episode_steps", None) or getattr(getattr(env, "spec", None), "max_episode_steps", None)
+        spec = getattr(env, "spec", None)
+        steps = getattr(env, "max_episode_steps", None) or getattr(spec, "max_episode_steps", None)
         if steps is None:
             raise ValueError("horizon must be given for an environment without a time limit (max_episode_steps)")
         return int(steps)

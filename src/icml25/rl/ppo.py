@@ -20,7 +20,7 @@ from torch import nn
 
 from icml25.rl._common import check_box, check_discrete
 from icml25.utils.random import Seed, init_rng, int_seed, torch_generator
-from icml25.utils.validation import check_callable, check_instance, check_scalar
+from icml25.utils.validation import check_bool, check_callable, check_instance, check_scalar, check_tensor
 
 __all__ = ["PPOAgent", "PPOArgs", "train_ppo"]
 
@@ -47,6 +47,8 @@ class PPOArgs:
     target_kl: float | None = None
 
     def __post_init__(self) -> None:
+        for name in ("anneal_lr", "norm_adv", "clip_vloss"):
+            setattr(self, name, check_bool(getattr(self, name), name))
         for name in ("total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs"):
             setattr(self, name, check_scalar(getattr(self, name), name, "int", min=1))
         self.learning_rate = check_scalar(self.learning_rate, "learning_rate", "real", min=0, inclusive="neither")
@@ -89,6 +91,7 @@ class PPOAgent(nn.Module):
     def __init__(self, observation_space: Any, action_space: Any, hidden: int = 64, seed: Seed = None) -> None:
         super().__init__()
         obs_dim = int(np.prod(check_box(observation_space, "observation_space")))
+        self.obs_shape = tuple(observation_space.shape)
         n_actions = check_discrete(action_space, "action_space")
         hidden = check_scalar(hidden, "hidden", "int", min=1)
         with init_rng(seed):
@@ -99,11 +102,18 @@ class PPOAgent(nn.Module):
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
         """The critic's value of each row of ``x`` (shape ``(batch, 1)``)."""
-        return self.critic(x.flatten(1))
+        return self.critic(self._check(x).flatten(1))
+
+    def _check(self, x: Any) -> torch.Tensor:
+        check_tensor(x, "x", ndim=1 + len(self.obs_shape), shape=(None, *self.obs_shape), floating=True, finite=True)
+        if len(x) == 0:
+            raise ValueError("x must hold at least one observation, got an empty batch")
+        return x
 
     def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None,
                              generator: torch.Generator | None = None) -> tuple[torch.Tensor, ...]:
         """``(action, log_prob, entropy, value)``; the action is sampled (with ``generator``) unless given."""
+        x = self._check(x)
         logits = self.actor(x.flatten(1))
         probs = torch.distributions.Categorical(logits=logits)
         if action is None:

@@ -66,7 +66,7 @@ class TabularQ:
 
     def act(self, obs: int, explore: bool = False) -> int:
         """The greedy action at ``obs`` (ties at random), or an epsilon-greedy one when ``explore``."""
-        if not self.observation_space.contains(obs):
+        if isinstance(obs, (bool, np.bool_)) or not isinstance(obs, (int, np.integer)) or not 0 <= obs < len(self.q):
             raise ValueError(f"obs must be an integer in [0, {self.q.shape[0] - 1}], got {obs!r}")
         return self._act(int(obs), check_bool(explore, "explore"))
 
@@ -80,4 +80,4 @@ class TabularQ:
         target = rewards + self.gamma * (1.0 - batch.dones) * self.q[batch.next_observations].max(axis=1)
         td = target - self.q[s, a]
         np.add.at(self.q, (s, a), self.learning_rate * td)
-        return {"td_abs": float(np.abs(td).mean())}
+        return {"td_abs": float(np.abs(td).sum()) / len(td)}

@@ -83,7 +83,8 @@ class TD3Agent:
         h = self.args.hidden
 
         def critic() -> nn.Module:
-            return nn.Sequential(nn.Linear(obs_dim + act_dim, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 1))
+            return nn.Sequential(nn.Linear(obs_dim + act_dim, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
+                                 nn.Linear(h, 1))
 
         with init_rng(int_seed(seed)):
             self.actor = nn.Sequential(nn.Linear(obs_dim, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),

@@ -34,7 +34,9 @@ class FixedSeedReset(gymnasium.Wrapper):
         self.fixed_seed = check_scalar(seed, "seed", "int", min=0)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
-        """Reset with the fixed seed (``seed`` is ignored); ``options`` is passed on."""
+        """Reset with the fixed seed (a given ``seed``, an int >= 0, is ignored); ``options`` is passed on."""
+        if seed is not None:
+            check_scalar(seed, "seed", "int", min=0)
         if options is not None:
             check_instance(options, "options", dict)
         return self.env.reset(seed=self.fixed_seed, options=options)
