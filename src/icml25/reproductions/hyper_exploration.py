@@ -136,7 +136,7 @@ def _deep_run(name: str, beta: float, seed: int, steps: int) -> dict:
 
     obs_dim = int(env.observation_space.shape[0])
     common = dict(curiosity=RND(obs_dim, seed=seed), beta=beta, buffer_size=steps, batch_size=128,
-                  learning_starts=1000, train_frequency=4, seed=seed)
+                  learning_starts=1000, train_frequency=4, horizon=env.unwrapped.max_steps, seed=seed)
     agent = (Curiosity(learner, **common) if name == "curiosity" else Hyper(learner, c=C, **common))
     history = agent.train(env, steps, eval_env=make(), eval_every=max(steps // 10, 1), eval_episodes=10)
     final = evaluate_policy(make(), agent.act, n_episodes=20, seed=10_000 + seed)

@@ -53,7 +53,7 @@ class DQNArgs:
         for name in ("gamma", "start_e", "end_e", "exploration_fraction"):
             setattr(self, name, check_scalar(getattr(self, name), name, "real", min=0, max=1))
         self.tau = check_scalar(self.tau, "tau", "real", min=0, max=1, inclusive="right")
-        if len(self.hidden) != 2:
+        if not isinstance(self.hidden, (tuple, list)) or len(self.hidden) != 2:
             raise ValueError(f"hidden must be two layer widths, got {self.hidden!r}")
         self.hidden = tuple(check_scalar(h, "hidden", "int", min=1) for h in self.hidden)
 
