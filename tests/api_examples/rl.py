@@ -197,10 +197,11 @@ EXAMPLES = {
                                                   "beta": 1.0, "c": 0.9, "seed": 0},
                                nonneg=["beta", "c"], positive=["buffer_size", "batch_size", "train_frequency"],
                                allow={"horizon": "none"}),
-    "icml25.rl.Hyper.train": Example(lambda **kw: rl.Hyper(_tabular, rl.CountBonus(), seed=0).train(**kw),
+    # train/act are defined once on Hyper; the suite keys them under the first exporting name, Curiosity
+    "icml25.rl.Curiosity.train": Example(lambda **kw: rl.Hyper(_tabular, rl.CountBonus(), seed=0).train(**kw),
                                      lambda: {"env": _rooms(), "total_timesteps": 100, "eval_every": 50},
                                      positive=["total_timesteps", "eval_every", "eval_episodes"]),
-    "icml25.rl.Hyper.act": Example(lambda **kw: _trained_hyper().act(**kw), {"obs": 14}),
+    "icml25.rl.Curiosity.act": Example(lambda **kw: _trained_hyper().act(**kw), {"obs": 14}),
     "icml25.rl.Decouple": Example(rl.Decouple, lambda: {"make_learner": _tabular, "curiosity": rl.CountBonus(),
                                                         "beta": 1.0, "seed": 0},
                                   nonneg=["beta"], positive=["buffer_size", "batch_size", "train_frequency"]),

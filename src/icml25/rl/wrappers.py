@@ -25,7 +25,9 @@ class FixedSeedReset(gymnasium.Wrapper):
     """Reset the wrapped environment with ``seed`` every episode, whatever seed ``reset`` is given.
 
     A MiniGrid environment draws its layout from the reset seed, so this holds one layout fixed (a
-    tabular or a quick deep-RL test); the episode's other randomness comes from the same seed too.
+    tabular or a quick deep-RL test).  A seed given to ``reset`` then reseeds the environment's
+    ``np_random`` for the rest of the episode (after the layout is built), so ``reset(seed=)`` keeps
+    gymnasium's meaning for everything but the layout.
     """
 
     def __init__(self, env: gymnasium.Env, seed: int = 0) -> None:
@@ -34,12 +36,15 @@ class FixedSeedReset(gymnasium.Wrapper):
         self.fixed_seed = check_scalar(seed, "seed", "int", min=0)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
-        """Reset with the fixed seed (a given ``seed``, an int >= 0, is ignored); ``options`` is passed on."""
+        """Reset with the fixed seed; then reseed ``np_random`` from ``seed`` (an int >= 0) if it is given."""
         if seed is not None:
-            check_scalar(seed, "seed", "int", min=0)
+            seed = check_scalar(seed, "seed", "int", min=0)
         if options is not None:
             check_instance(options, "options", dict)
-        return self.env.reset(seed=self.fixed_seed, options=options)
+        out = self.env.reset(seed=self.fixed_seed, options=options)
+        if seed is not None:
+            self.env.unwrapped.np_random = np.random.default_rng(seed)
+        return out
 
 
 @dataclass(frozen=True)
