@@ -1,4 +1,4 @@
-"""Valid calls of ``icml25.rl`` (the core learners, the wrappers, DeceptiveRooms and Hyper's exploration)."""
+"""Valid calls of ``icml25.rl``: the core (buffer, wrappers, tabular Q, DQN, TD3, PPO) and Hyper's exploration."""
 
 from functools import cache
 
