@@ -1,0 +1,81 @@
+"""Reinforcement learning in CleanRL's style on gymnasium's v1 API.
+
+The core: a replay buffer (:mod:`icml25.rl.buffers`), seeding and evaluation helpers
+(:mod:`icml25.rl.wrappers`), and one readable file per learner with CleanRL's hyperparameter names:
+tabular Q-learning (:mod:`icml25.rl.tabular_q`), DQN (:mod:`icml25.rl.dqn`), TD3 (:mod:`icml25.rl.td3`) and
+PPO (:mod:`icml25.rl.ppo`).  Papers: Hyper's hyperparameter-robust exploration
+(:mod:`icml25.rl.hyper_exploration`) on the ``DeceptiveRooms`` gridworld (:mod:`icml25.rl.envs`).
+
+Importing this package registers our environments with gymnasium (string entry points, nothing is
+imported until ``gymnasium.make``):
+
+>>> import gymnasium
+>>> import icml25.rl
+>>> env = gymnasium.make("icml25/DeceptiveRooms-v0")
+>>> env.reset(seed=0)[0] == env.unwrapped.start
+True
+
+The names are imported lazily (the deep learners need the ``torch`` extra, the environments ``rl``).
+"""
+
+from importlib import import_module
+from importlib.util import find_spec
+
+_EXPORTS = {
+    "ReplayBuffer": "icml25.rl.buffers",
+    "ReplayBufferSamples": "icml25.rl.buffers",
+    "EpisodeStats": "icml25.rl.wrappers",
+    "FixedSeedReset": "icml25.rl.wrappers",
+    "evaluate_policy": "icml25.rl.wrappers",
+    "TabularQ": "icml25.rl.tabular_q",
+    "DQNArgs": "icml25.rl.dqn",
+    "DQNAgent": "icml25.rl.dqn",
+    "train_dqn": "icml25.rl.dqn",
+    "TD3Args": "icml25.rl.td3",
+    "TD3Agent": "icml25.rl.td3",
+    "train_td3": "icml25.rl.td3",
+    "PPOArgs": "icml25.rl.ppo",
+    "PPOAgent": "icml25.rl.ppo",
+    "train_ppo": "icml25.rl.ppo",
+    "DeceptiveRooms": "icml25.rl.envs",
+    "CountBonus": "icml25.rl.hyper_exploration",
+    "RND": "icml25.rl.hyper_exploration",
+    "Disagreement": "icml25.rl.hyper_exploration",
+    "Hyper": "icml25.rl.hyper_exploration",
+    "Decouple": "icml25.rl.hyper_exploration",
+    "Curiosity": "icml25.rl.hyper_exploration",
+    "HyperHistory": "icml25.rl.hyper_exploration",
+    "truncated_geometric": "icml25.rl.hyper_exploration",
+    "truncated_geometric_mean": "icml25.rl.hyper_exploration",
+    "c_for_mean_fraction": "icml25.rl.hyper_exploration",
+}
+
+# environment id -> "module:Class"; registered with gymnasium when it is installed
+ENVIRONMENTS = {
+    "icml25/DeceptiveRooms-v0": ("icml25.rl.envs:DeceptiveRooms", 100),
+}
+
+__all__ = list(_EXPORTS)
+
+
+def _register_environments() -> None:
+    if find_spec("gymnasium") is None:
+        return
+    import gymnasium
+
+    for env_id, (entry_point, max_steps) in ENVIRONMENTS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=max_steps)
+
+
+_register_environments()
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'icml25.rl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
