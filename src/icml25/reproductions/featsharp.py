@@ -98,8 +98,9 @@ def _encoder_data(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     whole = F.interpolate(images[:n], size=NATIVE, mode="bilinear", antialias=True, align_corners=False)
     g = torch.Generator().manual_seed(seed)
     ys, xs = torch.randint(0, 64 - NATIVE + 1, (2, n), generator=g).tolist()
-    crops = torch.stack([images[n + i, :, y:y + NATIVE, x:x + NATIVE] for i, (y, x) in enumerate(zip(ys, xs))])
-    crop_masks = torch.stack([masks[n + i, y:y + NATIVE, x:x + NATIVE] for i, (y, x) in enumerate(zip(ys, xs))])
+    corners = list(enumerate(zip(ys, xs, strict=True)))
+    crops = torch.stack([images[n + i, :, y:y + NATIVE, x:x + NATIVE] for i, (y, x) in corners])
+    crop_masks = torch.stack([masks[n + i, y:y + NATIVE, x:x + NATIVE] for i, (y, x) in corners])
     grid = NATIVE // PATCH
     return torch.cat([whole, crops]), torch.cat([_patch_fractions(masks[:n], grid), _patch_fractions(crop_masks, grid)])
 
@@ -122,7 +123,7 @@ def _seed_run(seed: int, sz: Sizes) -> dict:
     clock = {"start": time.process_time()}
     x_vit, y_vit = _encoder_data(sz.vit_scenes, seed)
     vit = TinyViT(NATIVE, PATCH, DIM, depth=4, heads=4, n_classes=11, seed=seed)
-    vit_losses = train_tiny_vit(vit, x_vit, y_vit, steps=sz.vit_steps, batch_size=64, lr=2e-3, seed=seed)
+    vit_losses = train_tiny_vit(vit, x_vit, y_vit, steps=sz.vit_steps, batch_size=32, lr=2e-3, seed=seed)
 
     n_eval = sz.probe_train + sz.probe_test
     images, masks = digit_scenes(sz.up_images + n_eval + sz.fidelity_images, 64, seed=10_000 + seed)
@@ -151,7 +152,7 @@ def _seed_run(seed: int, sz: Sizes) -> dict:
     for name, model in models.items():
         f = _features(model, x_probe)
         miou, pred = linear_probe_miou(f[tr], target[tr], f[te], target[te], n_classes=11, steps=sz.probe_steps,
-                                       max_pixels=30_000, seed=seed, return_predictions=True)
+                                       max_pixels=20_000, seed=seed, return_predictions=True)
         probe[name], boundary[name] = 100 * miou, boundary_fscore(pred, target[te])
         seams[name] = seam_ratio(f[te], s)
         feats[name] = f[sz.probe_train:sz.probe_train + 3].numpy()
@@ -159,7 +160,7 @@ def _seed_run(seed: int, sz: Sizes) -> dict:
     cost = _cost(models["featsharp"], vit, x_fid[:32], sz)
     clock["timing"] = time.process_time()
     names = list(clock)
-    cpu = {b: clock[b] - clock[a] for a, b in zip(names[:-1], names[1:])}
+    cpu = {b: clock[b] - clock[a] for a, b in zip(names[:-1], names[1:], strict=True)}
     return {"seed": seed, "vit_loss_last": float(np.mean(vit_losses[-20:])),
             "train_loss_last": {k: float(np.mean(v[-10:])) for k, v in train_losses.items()},
             "fidelity": fidelity, "miou": probe, "boundary_f": boundary, "seam_ratio": seams,
@@ -179,9 +180,9 @@ def _cost(featsharp: FeatSharp, vit: TinyViT, images: torch.Tensor, sz: Sizes) -
 
 def reproduce(run: Run) -> Result:
     sz = run.pick(
-        smoke=Sizes(2, 64, 20, 32, 3, 4, 2, 24, 16, 16, 20, 1, 1),
-        quick=Sizes(2, 600, 250, 400, 60, 8, 4, 300, 100, 100, 150, 3, 2),
-        full=Sizes(4, 3000, 2000, 1500, 600, 8, 4, 600, 200, 100, 300, 5, 2),
+        smoke=Sizes(2, 32, 10, 16, 2, 4, 2, 12, 8, 8, 10, 1, 1),
+        quick=Sizes(2, 300, 120, 200, 30, 8, 4, 200, 100, 50, 60, 3, 2),
+        full=Sizes(2, 1000, 800, 600, 200, 8, 4, 400, 200, 100, 150, 5, 2),
     )
     per_seed = run_jobs(_seed_run, [(seed, sz) for seed in run.seeds], min(sz.workers, len(run.seeds)),
                         run.progress, describe=lambda job: f"seed {job[0]} done")

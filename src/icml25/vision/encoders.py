@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from icml25.utils import check_scalar, check_tensor, init_rng, torch_generator
+from icml25.utils import check_bool, check_scalar, check_tensor, init_rng, torch_generator
 from icml25.utils.random import Seed
 
 __all__ = ["FeatureMapEncoder", "TinyViT", "train_tiny_vit"]
@@ -30,11 +30,14 @@ class TinyViT(nn.Module):
     img_size, patch : native input side ``R`` and patch size ``p`` (``R`` divisible by ``p``).
     dim, depth, heads : width, number of blocks, attention heads (``dim`` divisible by ``heads``).
     n_classes : outputs of the head.
+    conv_stem : embed patches with a small convolutional stem (3x3 convolutions, stride 2 each, then a
+        ``patch / 4``-strided projection; Xiao et al., "Early Convolutions Help Transformers See Better",
+        NeurIPS 2021) instead of one linear patch projection; needs ``patch`` divisible by 4.
     seed : weight initialisation (``None``: torch's global RNG).
     """
 
     def __init__(self, img_size: int = 32, patch: int = 4, dim: int = 64, depth: int = 4, heads: int = 4,
-                 n_classes: int = 10, seed: Seed = None) -> None:
+                 n_classes: int = 10, conv_stem: bool = False, seed: Seed = None) -> None:
         super().__init__()
         self.img_size = check_scalar(img_size, "img_size", "int", min=1)
         self.patch = check_scalar(patch, "patch", "int", min=1)
@@ -46,9 +49,13 @@ class TinyViT(nn.Module):
             raise ValueError(f"img_size must be divisible by patch, got {img_size} and {patch}")
         if dim % heads:
             raise ValueError(f"dim must be divisible by heads, got {dim} and {heads}")
+        if check_bool(conv_stem, "conv_stem") and patch % 4:
+            raise ValueError(f"conv_stem needs patch divisible by 4, got {patch}")
         self.grid = img_size // patch
         with init_rng(seed):
-            self.patch_embed = nn.Conv2d(3, dim, patch, stride=patch)
+            stem = (nn.Conv2d(3, dim // 2, 3, 2, 1), nn.GELU(), nn.Conv2d(dim // 2, dim, 3, 2, 1), nn.GELU(),
+                    nn.Conv2d(dim, dim, patch // 4, patch // 4))
+            self.patch_embed = nn.Sequential(*stem) if conv_stem else nn.Conv2d(3, dim, patch, stride=patch)
             self.pos_embed = nn.Parameter(0.02 * torch.randn(1, self.grid**2, dim))
             layer = nn.TransformerEncoderLayer(dim, heads, 4 * dim, dropout=0.0, activation="gelu",
                                                batch_first=True, norm_first=True)
@@ -72,13 +79,15 @@ class TinyViT(nn.Module):
 
 
 def train_tiny_vit(model: TinyViT, images: torch.Tensor, labels: torch.Tensor, *, steps: int = 1000,
-                   batch_size: int = 64, lr: float = 2e-3, weight_decay: float = 0.05, seed: Seed = 0) -> list[float]:
+                   batch_size: int = 64, lr: float = 2e-3, weight_decay: float = 0.05, balance_classes: bool = False,
+                   seed: Seed = 0) -> list[float]:
     """Train ``model`` at its native resolution on ``images`` (n, 3, R, R).
 
     ``labels`` (n, K) in [0, 1] are multi-label targets of the mean-pooled head (binary cross-entropy, e.g. digit
     presence); ``labels`` (n, K, R/p, R/p) are per-patch class distributions (soft-label cross-entropy of the
-    head applied to every token, e.g. the label fractions inside each patch). AdamW with a linear warm-up (5 % of
-    the steps) and cosine decay. Returns the loss of every step; the model is left in eval mode.
+    head applied to every token, e.g. the label fractions inside each patch), with ``balance_classes`` weighting
+    each class by its inverse frequency (a background-dominated label map otherwise teaches little). AdamW with a
+    linear warm-up (5 % of the steps) and cosine decay. Returns the loss of every step; the model is left in eval mode.
     """
     check_tensor(images, "images", ndim=4, floating=True, finite=True)
     check_tensor(labels, "labels", ndim=(2, 4), floating=True, finite=True)
@@ -91,6 +100,10 @@ def train_tiny_vit(model: TinyViT, images: torch.Tensor, labels: torch.Tensor, *
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
     lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
     weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
+    class_weight = None
+    if check_bool(balance_classes, "balance_classes") and labels.ndim == 4:
+        freq = labels.mean((0, 2, 3)).clamp_min(1e-3)
+        class_weight = 1 / (freq * len(freq))
     generator = torch_generator(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _warmup_cosine(steps))
@@ -102,7 +115,7 @@ def train_tiny_vit(model: TinyViT, images: torch.Tensor, labels: torch.Tensor, *
             loss = F.binary_cross_entropy_with_logits(model.logits(images[idx]), labels[idx])
         else:
             token_logits = model.head(model(images[idx]).permute(0, 2, 3, 1))  # (B, h, w, K)
-            loss = F.cross_entropy(token_logits.permute(0, 3, 1, 2), labels[idx])
+            loss = F.cross_entropy(token_logits.permute(0, 3, 1, 2), labels[idx], weight=class_weight)
         opt.zero_grad()
         loss.backward()
         opt.step()

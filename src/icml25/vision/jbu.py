@@ -27,7 +27,7 @@ __all__ = ["JBULayer", "JBUStack", "joint_bilateral_upsample"]
 
 def _check_pair(feats: torch.Tensor, guidance: torch.Tensor) -> None:
     check_tensor(feats, "feats", ndim=4, floating=True)
-    check_tensor(guidance, "guidance", ndim=4, floating=True)
+    check_tensor(guidance, "guidance", ndim=4, floating=True, finite=True)
     if guidance.shape[1] != 3 or guidance.shape[0] != feats.shape[0]:
         raise ValueError(f"guidance must be an RGB batch (B, 3, H, W) with the batch size of feats "
                          f"{tuple(feats.shape)}, got {tuple(guidance.shape)}")
@@ -93,7 +93,7 @@ class JBULayer(nn.Module):
             self.embed = nn.Sequential(nn.Conv2d(3, guidance_dim, 1), nn.GELU(),
                                        nn.Conv2d(guidance_dim, guidance_dim, 1))
             self.fixup = nn.Conv2d(dim, dim, 1)
-        self.log_sigma_spatial = nn.Parameter(torch.tensor(1.0))
+        self.log_sigma_spatial = nn.Parameter(torch.tensor(0.0))
         self.log_sigma_range = nn.Parameter(torch.tensor(0.0))
         nn.init.zeros_(self.fixup.weight)
         nn.init.zeros_(self.fixup.bias)

@@ -46,6 +46,8 @@ def seam_ratio(features: torch.Tensor, tiles: int) -> float:
     """
     check_tensor(features, "features", ndim=4, floating=True, finite=True)
     tiles = check_scalar(tiles, "tiles", "int", min=2)
+    if features.numel() == 0:
+        raise ValueError(f"features must not be empty, got shape {tuple(features.shape)}")
     h, w = features.shape[-2:]
     if h % tiles or w % tiles or min(h, w) < 2 * tiles:
         raise ValueError(f"features' grid {(h, w)} must split into {tiles} x {tiles} tiles of >= 2 cells")
@@ -135,6 +137,8 @@ def boundary_fscore(pred: torch.Tensor, target: torch.Tensor, tolerance: int = 1
     """F-score of the label boundaries of ``pred`` against ``target`` (both (n, H, W) integer maps), a boundary
     pixel counting as matched when the other map has one within ``tolerance`` pixels (Chebyshev distance)."""
     check_tensor(pred, "pred", ndim=3)
+    if pred.numel() == 0:
+        raise ValueError(f"pred must not be empty, got shape {tuple(pred.shape)}")
     check_tensor(target, "target", ndim=3, shape=tuple(pred.shape))
     tolerance = check_scalar(tolerance, "tolerance", "int", min=0)
     bp, bt = _boundaries(pred), _boundaries(target)

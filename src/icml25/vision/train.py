@@ -52,6 +52,8 @@ def warp(x: torch.Tensor, theta: torch.Tensor, size: tuple[int, int] | None = No
     """Resample ``x`` (B, C, H, W) through the views ``theta`` (B, 2, 3) onto a ``size`` grid (default (H, W));
     bilinear, zeros outside."""
     check_tensor(x, "x", ndim=4, floating=True)
+    if x.shape[0] == 0:
+        raise ValueError("x must not be empty")
     check_tensor(theta, "theta", ndim=3, shape=(x.shape[0], 2, 3), floating=True)
     size = tuple(size) if size is not None else tuple(x.shape[-2:])
     grid = F.affine_grid(theta.to(x.dtype), [x.shape[0], x.shape[1], *size], align_corners=False)
@@ -123,8 +125,8 @@ def multiview_loss(upsampler: nn.Module, downsampler: nn.Module | None, images: 
                    *, grid_weight: float = 1.0, tv_weight: float = 0.0) -> torch.Tensor:
     """The multi-view consistency loss (module docstring) of ``upsampler`` on ``images`` (B, 3, H, W) under the
     views ``thetas`` (B, V, 2, 3); ``downsampler=None`` is an ``s x s`` average. A scalar tensor."""
-    check_tensor(images, "images", ndim=4, floating=True)
-    check_tensor(thetas, "thetas", ndim=4, shape=(images.shape[0], None, 2, 3), floating=True)
+    check_tensor(images, "images", ndim=4, floating=True, finite=True)
+    check_tensor(thetas, "thetas", ndim=4, shape=(images.shape[0], None, 2, 3), floating=True, finite=True)
     grid_weight = check_scalar(grid_weight, "grid_weight", "real", min=0.0, inclusive="neither")
     tv_weight = check_scalar(tv_weight, "tv_weight", "real", min=0.0)
     b, v = thetas.shape[:2]
