@@ -124,9 +124,9 @@ EXAMPLES = {
     "icml25.vision.MultiViewTrainer": Example(v.MultiViewTrainer, lambda: {"upsampler": _featsharp()},
                                               positive=("n_views", "grid_weight"), nonneg=("tv_weight", "max_shift")),
     "icml25.vision.MultiViewTrainer.fit": Example(
-        lambda **kw: v.MultiViewTrainer(v.JBUUpsampler(_vit(), 16, seed=0), n_views=1).fit(**kw),
+        lambda **kw: v.MultiViewTrainer(v.BilinearUpsampler(_vit(), 16, debias=True), n_views=1).fit(**kw),
         lambda: {"images": torch.rand(2, 3, 32, 32), "steps": 1, "batch_size": 2},
-        positive=("steps", "batch_size", "lr")),
+        positive=("steps", "batch_size", "lr"), timeout=30.0),
     "icml25.vision.multiview_fidelity": Example(v.multiview_fidelity, lambda: {"upsampler": _featsharp(),
                                                                                "images": torch.rand(2, 3, 32, 32),
                                                                                "n_views": 1},
