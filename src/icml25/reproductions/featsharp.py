@@ -61,7 +61,16 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
-    known_misses={},
+    known_misses={
+        CLAIM_FIDELITY: "at quick scale (30 training steps, LayerScale 1e-6) FeatSharp has barely left its JBU branch: "
+                        "0.97 x JBU on every seed, short of 0.9; the tiles alone reach 0.3-0.8 x bilinear",
+        CLAIM_PROBE: "the in-run tiny ViT hardly recognises digits at 32 px (bilinear mIoU about 10, background-only "
+                     "7.9), so no upsampler has detail to add; FeatSharp is within 0.3 points of JBU and bilinear",
+        CLAIM_SEAMS: "the tiny encoder's tiles show no seams beyond bilinear's own even/odd pattern (tiles 1.42 vs "
+                     "bilinear 1.47), so there is nothing for the fusion to remove; FeatSharp 1.09 x tiles",
+        CLAIM_COST: "the fusion block works on 4x the tokens at 2x the width of a 4-block, 64-wide encoder, so it "
+                    "costs more than the 5 passes (13.4 passes' time); with the paper's ViT-L encoders it is minor",
+    },
 )
 
 NATIVE, PATCH, DIM = 32, 4, 64
@@ -174,8 +183,9 @@ def _cost(featsharp: FeatSharp, vit: TinyViT, images: torch.Tensor, sz: Sizes) -
     with torch.no_grad():
         seconds = interleaved_seconds({"encoder": lambda: vit(small), "featsharp": lambda: featsharp(images)},
                                       repeats=sz.timing_repeats, warmup=1, clock=time.thread_time)
-    med = {k: float(np.median(v)) for k, v in seconds.items()}
-    return {**med, "passes": featsharp.encoder_passes, "ratio": med["featsharp"] / med["encoder"]}
+    med = {f"{k}_seconds": float(np.median(v)) for k, v in seconds.items()}
+    return {**med, "passes": featsharp.encoder_passes,
+            "time_ratio": med["featsharp_seconds"] / med["encoder_seconds"]}
 
 
 def reproduce(run: Run) -> Result:
@@ -250,15 +260,15 @@ def _claim_seams(per_seed: list[dict], factor: int) -> Claim:
 
 
 def _claim_cost(per_seed: list[dict], factor: int) -> Claim:
-    bound = [s["cost"]["ratio"] / (1 + factor**2) for s in per_seed]
+    bound = [s["cost"]["time_ratio"] / (1 + factor**2) for s in per_seed]
     return Claim(
         text=CLAIM_COST,
-        criterion=f"median wall-clock of FeatSharp on 32 scenes / median of one encoder pass on the same scenes at "
+        criterion=f"median thread CPU time of FeatSharp on 32 scenes / that of one encoder pass on the same scenes at "
                   f"32 px, divided by 1 + s² = {1 + factor**2}: <= 1.5 on every seed",
         paper="cost is dominated by the 1 + s² encoder passes; the fusion block is light (Sec. 3, Table 6)",
-        measured={"over_passes": summary(bound), "seconds_over_encoder": summary([s["cost"]["ratio"]
+        measured={"over_passes": summary(bound), "seconds_over_encoder": summary([s["cost"]["time_ratio"]
                                                                                   for s in per_seed])},
-        baseline={"encoder_seconds": summary([s["cost"]["encoder"] for s in per_seed])},
+        baseline={"encoder_seconds": summary([s["cost"]["encoder_seconds"] for s in per_seed])},
         holds=max(bound) <= 1.5,
     )
 
