@@ -192,7 +192,7 @@ def reproduce(run: Run) -> Result:
     sz = run.pick(
         smoke=Sizes(2, 32, 10, 16, 2, 4, 2, 12, 8, 8, 10, 1, 1),
         quick=Sizes(2, 300, 120, 200, 30, 8, 4, 200, 100, 50, 60, 3, 2),
-        full=Sizes(2, 1000, 800, 600, 200, 8, 4, 400, 200, 100, 150, 5, 2),
+        full=Sizes(2, 600, 500, 400, 150, 8, 4, 300, 150, 80, 100, 3, 3),
     )
     per_seed = run_jobs(_seed_run, [(seed, sz) for seed in run.seeds], min(sz.workers, len(run.seeds)),
                         run.progress, describe=lambda job: f"seed {job[0]} done")
