@@ -139,7 +139,8 @@ class _FrozenEncoderUpsampler(nn.Module):
         param = next(iter(encoder.parameters()), None) if isinstance(encoder, nn.Module) else None
         with torch.no_grad():
             probe = encoder(torch.zeros(1, 3, native_res, native_res,
-                                        dtype=param.dtype if param is not None else torch.float32))
+                                        dtype=param.dtype if param is not None else torch.float32,
+                                        device=param.device if param is not None else None))
         if not isinstance(probe, torch.Tensor) or probe.ndim != 4:
             raise ValueError("encoder must map (B, 3, R, R) images to a (B, C, h, w) feature map, got "
                              f"{getattr(probe, 'shape', type(probe).__name__)}; wrap token encoders in "

@@ -194,7 +194,7 @@ class MultiViewTrainer:
         batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
         lr = check_scalar(lr, "lr", "real", min=0.0, inclusive="neither")
         weight_decay = check_scalar(weight_decay, "weight_decay", "real", min=0.0)
-        self.downsampler.to(images.dtype)
+        self.downsampler.to(device=images.device, dtype=images.dtype)
         params = [p for p in (*self.upsampler.parameters(), *self.downsampler.parameters()) if p.requires_grad]
         if not params:
             raise ValueError("the upsampler has no trainable parameters")
