@@ -314,11 +314,13 @@ def _pca_figure(run: Run, seed_result: dict) -> str:
 
 
 def _metrics_figure(run: Run, per_seed: list[dict]) -> str:
-    panels = (("fidelity", "held-out multi-view MSE (lower is better)"), ("miou", "linear-probe mIoU (points)"),
-              ("seam_ratio", "seam ratio (1 = no seams)"))
+    panels = (("fidelity", "held-out multi-view MSE / bilinear's (lower is better)"),
+              ("miou", "linear-probe mIoU (points)"), ("seam_ratio", "seam ratio (1 = no seams)"))
     fig, ax = plt.subplots(1, 3, figsize=(15, 3.8))
     for a, (key, label) in zip(ax, panels, strict=True):
         vals = [_collect(per_seed, key, m) for m in METHODS]
+        if key == "fidelity":
+            vals = [list(np.divide(v, _collect(per_seed, key, "bilinear"))) for v in vals]
         a.bar(range(len(METHODS)), [np.mean(v) for v in vals],
               yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in vals], color="C0")
         a.set(xticks=range(len(METHODS)), title=label)
