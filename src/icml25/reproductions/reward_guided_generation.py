@@ -66,6 +66,7 @@ PAPER = Paper(
 K = 8                       # ARGS candidates (the spec's k = 8)
 TOP_K = 10                  # FaRMA and base sampling keep the top 10 (the paper's default)
 BEST_OF = 8
+RM_LR = 3e-4                # AdamW lr of every RM (FaRMA, ARGS, PARGS); see the calibration notes
 METHODS = ("base", "best_of_8", "args", "pargs", "dpo", "farma")
 
 
@@ -99,10 +100,10 @@ def _train(world: TokenWorld, seed: int, sz: Sizes) -> dict:
     held_c, held_r = data["held_out"]
     with torch.no_grad():
         residual_init = float(max_consistency_loss(farma, held_c))
-    train_farma(farma, chosen, rejected, rounds=sz.rounds, seed=seed)
+    train_farma(farma, chosen, rejected, rounds=sz.rounds, lr=RM_LR, seed=seed)
     scalar, prefix = (ScalarRewardModel(copy.deepcopy(lm), seed=seed) for _ in range(2))
-    train_scalar_rm(scalar, chosen, rejected, epochs=sz.rounds, seed=seed)
-    train_scalar_rm(prefix, chosen, rejected, epochs=sz.rounds, prefixes=True, seed=seed)
+    train_scalar_rm(scalar, chosen, rejected, epochs=sz.rounds, lr=RM_LR, seed=seed)
+    train_scalar_rm(prefix, chosen, rejected, epochs=sz.rounds, lr=RM_LR, prefixes=True, seed=seed)
     dpo = copy.deepcopy(lm)
     train_dpo(dpo, chosen, rejected, epochs=3, seed=seed)
     with torch.no_grad():
@@ -179,8 +180,8 @@ def _seed(seed: int, sz: Sizes, weights: dict) -> dict:
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(500, 20, 300, 1, 20, (1.0, 4.0), 1, 1),
-                  quick=Sizes(4000, 300, 4000, 7, 200, (1.0, 4.0, 16.0), 3, 1),
+    sz = run.pick(smoke=Sizes(300, 10, 200, 1, 10, (1.0, 4.0), 1, 1),
+                  quick=Sizes(4000, 300, 4000, 5, 200, (1.0, 4.0, 16.0), 3, 1),
                   full=Sizes(8000, 600, 4000, 7, 1000, (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), 5, 2))
     tune_seeds = run.tune_seeds[:sz.tune]
     run.progress(0.0, f"tuning the guidance weights on seeds {tune_seeds}")

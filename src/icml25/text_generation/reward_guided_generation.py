@@ -169,11 +169,11 @@ def bt_loss(chosen_scores: torch.Tensor, rejected_scores: torch.Tensor, margin: 
             center_coef: float = 0.0) -> torch.Tensor:
     """Bradley-Terry loss ``mean(-log sigma(s_w - s_l - margin)) + c mean((s_w + s_l)^2)`` (Sec. 3.2; the
     centring term is TRL's ``center_rewards_coefficient``)."""
-    chosen_scores = check_tensor(chosen_scores, "chosen_scores", ndim=1, floating=True)
-    rejected_scores = check_tensor(rejected_scores, "rejected_scores", ndim=1, floating=True,
-                                   shape=tuple(chosen_scores.shape))
+    chosen_scores = check_tensor(chosen_scores, "chosen_scores", ndim=1, floating=True, finite=True)
     if len(chosen_scores) == 0:
         raise ValueError("chosen_scores must hold at least one pair, got an empty tensor")
+    rejected_scores = check_tensor(rejected_scores, "rejected_scores", ndim=1, floating=True,
+                                   shape=tuple(chosen_scores.shape), finite=True)
     margin = check_scalar(margin, "margin", "real")
     center_coef = check_scalar(center_coef, "center_coef", "real", min=0.0)
     loss = -F.logsigmoid(chosen_scores - rejected_scores - margin).mean()
