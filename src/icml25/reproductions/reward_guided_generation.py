@@ -62,8 +62,8 @@ PAPER = Paper(
     extras=("torch", "text-generation"),
     known_misses={
         CLAIM_QUALITY: "the learned FaRMA RM ranks held-out pairs at 0.83-0.89 x the oracle but its prefix scores "
-                       "steer decoding unevenly: 60 % of the gap on one seed, 10-16 % on two (ARGS 4-62 %, on par "
-                       "on average); best-of-8 and DPO do better here",
+                       "steer decoding unevenly: 60 % of the gap on one seed, 10-16 % on two (ARGS 14-56 %, on par "
+                       "on average); best-of-8 and DPO (34-54 %) do better here",
     },
 )
 
