@@ -28,6 +28,7 @@ import torch
 from icml25.data.token_world import TokenWorld
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.stats import summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.text_generation import (
     FaRMARewardModel,
@@ -188,12 +189,13 @@ def reproduce(run: Run) -> Result:
                   quick=Sizes(4000, 300, 4000, 5, 200, (1.0, 4.0, 16.0), 3, 1),
                   full=Sizes(4000, 300, 4000, 7, 1000, (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), 5, 1))
     tune_seeds = run.tune_seeds[:sz.tune]
-    run.progress(0.0, f"tuning the guidance weights on seeds {tune_seeds}")
-    tuned = _tune(sz, tune_seeds)
-    per_seed = []
-    for i, seed in enumerate(run.seeds):
-        run.progress((i + 1) / (len(run.seeds) + 1), f"seed {seed}")
-        per_seed.append(_seed(seed, sz, tuned["weights"]))
+    with single_thread():  # tiny models: extra intra-op threads only add synchronisation, at every scale
+        run.progress(0.0, f"tuning the guidance weights on seeds {tune_seeds}")
+        tuned = _tune(sz, tune_seeds)
+        per_seed = []
+        for i, seed in enumerate(run.seeds):
+            run.progress((i + 1) / (len(run.seeds) + 1), f"seed {seed}")
+            per_seed.append(_seed(seed, sz, tuned["weights"]))
     claims = [_claim_calls(per_seed), _claim_speed(per_seed), _claim_quality(per_seed, tuned),
               _claim_theory(per_seed), _claim_fixed_point(per_seed)]
     figures = [_figure(run, per_seed)]
