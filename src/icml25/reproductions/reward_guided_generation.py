@@ -88,7 +88,9 @@ class Sizes:
 
 
 def _world_data(world: TokenWorld, seed: int, sz: Sizes) -> dict:
-    ids = lambda y: torch.as_tensor(world.with_bos(y))  # noqa: E731 - responses to model inputs
+    def ids(y: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(world.with_bos(y))
+
     chosen, rejected = world.sample_pairs(sz.pairs + sz.pairs // 4, seed=10_000 + seed)
     n = min(sz.pairs, len(chosen) - len(chosen) // 5)
     return {"lm": ids(world.sample(sz.lm_samples, seed=20_000 + seed)),

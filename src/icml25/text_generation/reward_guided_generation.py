@@ -252,7 +252,8 @@ def train_farma(rm: FaRMARewardModel, chosen: torch.Tensor, rejected: torch.Tens
     min_prefix = check_scalar(min_prefix, "min_prefix", "int", min=1, max=chosen.shape[1] - 2)
     detach_target = check_bool(detach_target, "detach_target")
     eos_id = _eos(eos_id)
-    bt_loss(torch.zeros(1), torch.zeros(1), margin, center_coef)  # validates margin and center_coef
+    margin = check_scalar(margin, "margin", "real")
+    center_coef = check_scalar(center_coef, "center_coef", "real", min=0.0)
     gen = torch_generator(seed)
     opt = torch.optim.AdamW(rm.parameters(), lr=lr)
     rm.train()
