@@ -20,6 +20,8 @@ _EXPORTS = {
     "Critic": "icml25.rl.dreamer",
     "ReturnNormalizer": "icml25.rl.dreamer",
     "SequenceReplay": "icml25.rl.dreamer",
+    "mix_uniform": "icml25.rl.dreamer",
+    "sample_onehot": "icml25.rl.dreamer",
     "PrivilegedHazardNav": "icml25.rl.safety_envs",
     "HiddenHazardCorridor": "icml25.rl.safety_envs",
     "SafetyGymAdapter": "icml25.rl.safety_envs",

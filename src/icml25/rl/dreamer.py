@@ -39,6 +39,8 @@ __all__ = [
     "SequenceReplay",
     "kl_balance",
     "lambda_returns",
+    "mix_uniform",
+    "sample_onehot",
     "symexp",
     "symlog",
     "symlog_bins",
@@ -168,19 +170,35 @@ def _mlp(n_in: int, n_out: int, hidden: int, layers: int = 2) -> nn.Sequential:
     return nn.Sequential(*mods)
 
 
-def _sample_onehot(logits: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    """A straight-through one-hot sample of categorical ``logits`` (``[..., C]``)."""
+def _check_generator(generator: torch.Generator | None) -> torch.Generator | None:
+    if generator is not None:
+        check_instance(generator, "generator", torch.Generator)
+    return generator
+
+
+def mix_uniform(logits: torch.Tensor, unimix: float = 0.01) -> torch.Tensor:
+    """Log-probabilities of ``(1 - unimix) * softmax(logits) + unimix / C`` (DreamerV3's 1 % uniform mix)."""
+    check_tensor(logits, "logits", floating=True)
+    if logits.ndim < 1 or logits.shape[-1] < 2:
+        raise ValueError(f"logits must be [..., C] with C >= 2, got shape {tuple(logits.shape)}")
+    unimix = check_scalar(unimix, "unimix", "real", min=0.0, max=1.0, inclusive="left")
+    if unimix == 0:
+        return F.log_softmax(logits, -1)
+    return torch.log((1 - unimix) * F.softmax(logits, -1) + unimix / logits.shape[-1])
+
+
+def sample_onehot(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A straight-through one-hot sample of categorical ``logits`` (``[..., C]``): the forward value is one-hot,
+    the gradient that of the probabilities (DreamerV3's latent sampling)."""
+    check_tensor(logits, "logits", floating=True, finite=True)
+    if logits.ndim < 1 or logits.shape[-1] < 2 or logits.numel() == 0:
+        raise ValueError(f"logits must be [..., C] with C >= 2 and at least one row, got {tuple(logits.shape)}")
+    _check_generator(generator)
     probs = F.softmax(logits, -1)
     flat = probs.reshape(-1, probs.shape[-1]).detach().float()
     idx = torch.multinomial(flat, 1, generator=generator).reshape(probs.shape[:-1])
     onehot = F.one_hot(idx, probs.shape[-1]).to(probs)
     return onehot + probs - probs.detach()
-
-
-def _check_generator(generator: torch.Generator | None) -> torch.Generator | None:
-    if generator is not None:
-        check_instance(generator, "generator", torch.Generator)
-    return generator
 
 
 class RSSM(nn.Module):
@@ -214,11 +232,7 @@ class RSSM(nn.Module):
         return self.deter + self.stoch * self.classes
 
     def _logits(self, raw: torch.Tensor) -> torch.Tensor:
-        logits = raw.reshape(*raw.shape[:-1], self.stoch, self.classes)
-        if self.unimix > 0:
-            probs = (1 - self.unimix) * F.softmax(logits, -1) + self.unimix / self.classes
-            logits = torch.log(probs)
-        return logits
+        return mix_uniform(raw.reshape(*raw.shape[:-1], self.stoch, self.classes), self.unimix)
 
     def _check_state(self, state: torch.Tensor, name: str = "state") -> torch.Tensor:
         check_tensor(state, name, ndim=2, floating=True, shape=(None, self.feat_dim))
@@ -245,7 +259,7 @@ class RSSM(nn.Module):
         self._check_action(action, state.shape[0])
         h = self._deter_step(state, action)
         logits = self._logits(self.prior_net(h))
-        z = _sample_onehot(logits, _check_generator(generator)).flatten(-2)
+        z = sample_onehot(logits, _check_generator(generator)).flatten(-2)
         return torch.cat([h, z], -1), logits
 
     def obs_step(self, state: torch.Tensor, action: torch.Tensor, embed: torch.Tensor,
@@ -265,7 +279,7 @@ class RSSM(nn.Module):
         h = self._deter_step(state, action)
         prior = self._logits(self.prior_net(h))
         post = self._logits(self.post_net(torch.cat([h, embed], -1)))
-        z = _sample_onehot(post, generator).flatten(-2)
+        z = sample_onehot(post, generator).flatten(-2)
         return torch.cat([h, z], -1), post, prior
 
     def forward(self, embed: torch.Tensor, action: torch.Tensor, is_first: torch.Tensor,

@@ -40,6 +40,8 @@ from icml25.rl.dreamer import (
     SequenceReplay,
     kl_balance,
     lambda_returns,
+    mix_uniform,
+    sample_onehot,
     symlog,
     symlog_bins,
     twohot_loss,
@@ -113,7 +115,7 @@ class AsymWorldModel(nn.Module):
 
     def __init__(self, obs_dim: int, act_dim: int, priv_dim: int = 0, variant: str = "pig", deter: int = 128,
                  stoch: int = 16, classes: int = 16, hidden: int = 128, align_alpha: float = 0.1,
-                 align_beta: float = 0.5, seed: Seed = None) -> None:
+                 align_beta: float = 0.5, align_free_nats: float = 1.0, seed: Seed = None) -> None:
         super().__init__()
         self.obs_dim = check_scalar(obs_dim, "obs_dim", "int", min=1)
         self.act_dim = check_scalar(act_dim, "act_dim", "int", min=1)
@@ -122,6 +124,7 @@ class AsymWorldModel(nn.Module):
         hidden = check_scalar(hidden, "hidden", "int", min=1)
         self.align_alpha = check_scalar(align_alpha, "align_alpha", "real", min=0.0)
         self.align_beta = check_scalar(align_beta, "align_beta", "real", min=0.0)
+        self.align_free_nats = check_scalar(align_free_nats, "align_free_nats", "real", min=0.0)
         self.bins = symlog_bins()
         seeds = [int_seed(g) for g in as_generator(seed).spawn(8)] if seed is not None else [None] * 8
         with init_rng(seeds[0]):
@@ -143,6 +146,7 @@ class AsymWorldModel(nn.Module):
                 self.priv_encoder = _mlp(self.priv_dim, hidden, hidden, 1)
                 self.priv_decoder = _mlp(feat, self.priv_dim, hidden)
                 self.oracle = _mlp(self.rssm.deter + 2 * hidden, stoch * classes, hidden, 1)
+                self.oracle_decoder = _mlp(feat, self.priv_dim, hidden)
             self.priv_rssm = RSSM(hidden, self.act_dim, deter, stoch, classes, hidden, seed=seeds[4])
         if self.variant == "informed":
             with init_rng(seeds[5]):
@@ -202,8 +206,14 @@ class AsymWorldModel(nn.Module):
             terms["dec_priv"] = ((self.priv_decoder(priv_states) - symlog(batch["priv"])) ** 2).sum(-1)
             if self.variant == "pig":
                 h = states[..., :self.rssm.deter]
-                oracle = self.rssm._logits(self.oracle(torch.cat([h, embed, p_embed], -1)))
-                align, align_kl = kl_balance(oracle, post, dyn_scale=self.align_beta, rep_scale=self.align_alpha)
+                raw = self.oracle(torch.cat([h, embed, p_embed], -1))
+                oracle = mix_uniform(raw.reshape(post.shape), self.rssm.unimix)
+                oracle_state = torch.cat([h, sample_onehot(oracle, generator).flatten(-2)], -1)
+                terms["oracle"] = (kl_balance(oracle, prior)[0]
+                                   + ((self.decoder(oracle_state) - symlog(batch["obs"])) ** 2).sum(-1)
+                                   + ((self.oracle_decoder(oracle_state) - symlog(batch["priv"])) ** 2).sum(-1))
+                align, align_kl = kl_balance(oracle, post, dyn_scale=self.align_beta, rep_scale=self.align_alpha,
+                                             free_nats=self.align_free_nats)
                 terms["align"] = align
                 metrics["align_kl"] = float(align_kl.mean())
         elif self.variant == "informed":
@@ -374,7 +384,7 @@ class PIGDreamer:
         self.reward_critic.update_slow()
         self.cost_critic.update_slow()
         multiplier = self.lagrangian.update(max(ep_cost, 0.0))
-        metrics.update({"actor_loss": float(actor_loss), "critic_loss": float(critic_loss),
+        metrics.update({"actor_loss": float(actor_loss.detach()), "critic_loss": float(critic_loss.detach()),
                         "imagined_ep_cost": ep_cost, "multiplier": multiplier})
         return metrics
 
