@@ -24,7 +24,8 @@ TINY = {"deter": 8, "stoch": 2, "classes": 3, "hidden": 8}
 
 
 @pytest.mark.parametrize("make", [lambda: PrivilegedHazardNav(seed=0), lambda: PrivilegedHazardNav(sensor_range=np.inf),
-                                  lambda: PrivilegedHazardNav(obs_noise=0.1, n_hazards=3), lambda: HiddenHazardCorridor(),
+                                  lambda: PrivilegedHazardNav(obs_noise=0.1, n_hazards=3),
+                                  lambda: HiddenHazardCorridor(),
                                   lambda: gym.make("icml25/PrivilegedHazardNav-v0").unwrapped,
                                   lambda: gym.make("icml25/HiddenHazardCorridor-v0").unwrapped])
 def test_check_env_passes(make):
