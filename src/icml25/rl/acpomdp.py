@@ -22,7 +22,7 @@ def exact_policy_eval(P: np.ndarray, signal: np.ndarray, terminal: np.ndarray, p
     ``terminal`` ``[S]`` bool, ``policy`` ``[S, A]`` rows summing to 1 (a reactive policy lifted to states)."""
     P = check_array(P, "P", ndim=3, dtype=float)
     n_actions, n_states = P.shape[:2]
-    if P.shape != (n_actions, n_states, n_states) or n_states == 0:
+    if P.shape != (n_actions, n_states, n_states) or n_states == 0 or n_actions == 0:
         raise ValueError(f"P must have shape [A, S, S], got {P.shape}")
     if np.any(P < 0) or not np.allclose(P.sum(-1), 1.0):
         raise ValueError("P must hold transition probabilities (rows of P[a, s] sum to 1)")

@@ -29,7 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from icml25.utils.random import Seed, as_generator, init_rng
-from icml25.utils.validation import check_instance, check_scalar, check_tensor
+from icml25.utils.validation import check_bool, check_instance, check_scalar, check_tensor
 
 __all__ = [
     "RSSM",
@@ -99,6 +99,7 @@ def twohot_loss(logits: torch.Tensor, target: torch.Tensor, bins: torch.Tensor) 
     """Cross-entropy of ``logits`` (``[..., K]``) against the two-hot encoding of ``symlog(target)`` (``[...]``)."""
     check_tensor(logits, "logits", floating=True)
     check_tensor(target, "target", floating=True, finite=True)
+    bins = _check_bins(bins)
     if logits.shape[:-1] != target.shape or logits.shape[-1] != len(bins):
         raise ValueError(f"logits must have shape target.shape + (len(bins),) = {(*target.shape, len(bins))}, "
                          f"got {tuple(logits.shape)}")
@@ -176,6 +177,13 @@ def _check_generator(generator: torch.Generator | None) -> torch.Generator | Non
     return generator
 
 
+def _check_flags(flags: torch.Tensor, name: str, shape: tuple[int, ...]) -> torch.Tensor:
+    check_tensor(flags, name, shape=shape)
+    if not bool(((flags == 0) | (flags == 1)).all()):
+        raise ValueError(f"{name} must hold only 0 and 1 (or False and True)")
+    return flags
+
+
 def mix_uniform(logits: torch.Tensor, unimix: float = 0.01) -> torch.Tensor:
     """Log-probabilities of ``(1 - unimix) * softmax(logits) + unimix / C`` (DreamerV3's 1 % uniform mix)."""
     check_tensor(logits, "logits", floating=True)
@@ -235,11 +243,13 @@ class RSSM(nn.Module):
         return mix_uniform(raw.reshape(*raw.shape[:-1], self.stoch, self.classes), self.unimix)
 
     def _check_state(self, state: torch.Tensor, name: str = "state") -> torch.Tensor:
-        check_tensor(state, name, ndim=2, floating=True, shape=(None, self.feat_dim))
+        check_tensor(state, name, ndim=2, floating=True, shape=(None, self.feat_dim), finite=True)
+        if state.shape[0] == 0:
+            raise ValueError(f"{name} must hold at least one state, got shape {tuple(state.shape)}")
         return state
 
     def _check_action(self, action: torch.Tensor, batch: int, name: str = "action") -> torch.Tensor:
-        check_tensor(action, name, ndim=2, floating=True, shape=(batch, self.act_dim))
+        check_tensor(action, name, ndim=2, floating=True, shape=(batch, self.act_dim), finite=True)
         return action
 
     def initial(self, batch_size: int) -> torch.Tensor:
@@ -270,9 +280,9 @@ class RSSM(nn.Module):
         self._check_state(state)
         batch = state.shape[0]
         self._check_action(action, batch)
-        check_tensor(embed, "embed", ndim=2, floating=True, shape=(batch, self.embed_dim))
+        check_tensor(embed, "embed", ndim=2, floating=True, shape=(batch, self.embed_dim), finite=True)
         if is_first is not None:
-            check_tensor(is_first, "is_first", ndim=1, shape=(batch,))
+            _check_flags(is_first, "is_first", (batch,))
             keep = (~is_first.bool()).to(state).unsqueeze(-1)
             state, action = state * keep, action * keep
         generator = _check_generator(generator)
@@ -286,14 +296,12 @@ class RSSM(nn.Module):
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Filter sequences: ``embed [B, T, E]``, ``action [B, T, A]`` (the action *into* step ``t``),
         ``is_first [B, T]`` -> ``(states [B, T, F], posterior logits, prior logits [B, T, stoch, classes])``."""
-        check_tensor(embed, "embed", ndim=3, floating=True)
+        check_tensor(embed, "embed", ndim=3, floating=True, finite=True)
         batch, length = embed.shape[:2]
-        if embed.shape[-1] != self.embed_dim:
-            raise ValueError(f"embed must have {self.embed_dim} features, got shape {tuple(embed.shape)}")
-        check_tensor(action, "action", ndim=3, floating=True, shape=(batch, length, self.act_dim))
-        check_tensor(is_first, "is_first", ndim=2, shape=(batch, length))
-        if batch == 0 or length == 0:
-            raise ValueError(f"embed must hold at least one sequence of at least one step, got {tuple(embed.shape)}")
+        if embed.shape[-1] != self.embed_dim or batch == 0 or length == 0:
+            raise ValueError(f"embed must be [B > 0, T > 0, {self.embed_dim}], got shape {tuple(embed.shape)}")
+        check_tensor(action, "action", ndim=3, floating=True, shape=(batch, length, self.act_dim), finite=True)
+        _check_flags(is_first, "is_first", (batch, length))
         state = self.initial(batch).to(embed)
         states, posts, priors = [], [], []
         for t in range(length):
@@ -334,6 +342,7 @@ class Actor(nn.Module):
     def sample(self, feat: torch.Tensor,
                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(action, log_prob, entropy)``; the action is a detached sample, log_prob and entropy carry gradients."""
+        check_tensor(feat, "feat", floating=True, finite=True)
         mean, std = self(feat)
         noise = torch.randn(mean.shape, generator=_check_generator(generator), dtype=mean.dtype, device=mean.device)
         action = (mean + std * noise).detach()
@@ -366,12 +375,17 @@ class Critic(nn.Module):
     def forward(self, feat: torch.Tensor, slow: bool = False) -> torch.Tensor:
         """The value ``[...]`` of features ``[..., feat_dim]`` (from the slow copy when ``slow``)."""
         self._check(feat)
+        slow = check_bool(slow, "slow")
         net = self.slow if slow else self.net
         return twohot_mean(net(feat), self.bins)
 
     def loss(self, feat: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """Two-hot cross-entropy to ``target`` plus a regulariser towards the slow critic's prediction, ``[...]``."""
-        self._check(feat)
+        check_tensor(self._check(feat), "feat", finite=True)
+        check_tensor(target, "target", floating=True)
+        if target.shape != feat.shape[:-1]:
+            raise ValueError(f"target must have shape feat.shape[:-1] = {tuple(feat.shape[:-1])}, got "
+                             f"{tuple(target.shape)} (feat {tuple(feat.shape)})")
         logits = self.net(feat)
         return twohot_loss(logits, target, self.bins) + twohot_loss(logits, self(feat, slow=True).detach(), self.bins)
 

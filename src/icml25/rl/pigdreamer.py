@@ -48,7 +48,7 @@ from icml25.rl.dreamer import (
     twohot_mean,
 )
 from icml25.utils.random import Seed, as_generator, init_rng, int_seed, torch_generator
-from icml25.utils.validation import check_array, check_choice, check_instance, check_scalar, check_tensor
+from icml25.utils.validation import check_array, check_bool, check_choice, check_instance, check_scalar, check_tensor
 
 __all__ = ["AsymWorldModel", "AugmentedLagrangian", "DeployablePolicy", "PIGDreamer"]
 
@@ -83,6 +83,7 @@ class AugmentedLagrangian:
         self.mu_max = check_scalar(mu_max, "mu_max", "real", min=self.mu)
 
     def _gap(self, cost_return: float) -> float:
+        """``J_c - d`` (``cost_return`` must be a finite number >= 0)."""
         return check_scalar(cost_return, "cost_return", "real", min=0.0) - self.cost_limit
 
     def penalty(self, cost_return: float) -> float:
@@ -181,6 +182,15 @@ class AsymWorldModel(nn.Module):
 
     def predict(self, naive: torch.Tensor, priv: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Reward, cost and continuation probability from model states ``[..., F]`` (``priv`` for ``pig``/``norep``)."""
+        feat = self.rssm.feat_dim
+        check_tensor(naive, "naive", floating=True)
+        if naive.ndim < 1 or naive.shape[-1] != feat:
+            raise ValueError(f"naive must end with {feat} features, got shape {tuple(naive.shape)}")
+        if (priv is not None) != (self.variant in ("pig", "norep")):
+            raise ValueError(f"priv must be given exactly for the variants 'pig' and 'norep', got variant "
+                             f"{self.variant!r} and priv={'a tensor' if priv is not None else None}")
+        if priv is not None:
+            check_tensor(priv, "priv", floating=True, shape=naive.shape)
         x = self._heads_input(naive, priv)
         return {"reward": twohot_mean(self.reward_head(x), self.bins.to(x)),
                 "cost": twohot_mean(self.cost_head(x), self.bins.to(x)).clamp(min=0),
@@ -248,6 +258,7 @@ class DeployablePolicy(nn.Module):
         """One step of the deployed policy (``explore`` samples the action, else its mean)."""
         if privileged is not None:
             raise ValueError("privileged must be None: the deployed policy never reads privileged information")
+        explore = check_bool(explore, "explore")
         p = next(self.parameters())
         x = torch.as_tensor(check_array(obs, "obs", ndim=1, dtype=float, shape=(self.rssm_obs_dim,)),
                             dtype=p.dtype).unsqueeze(0)
