@@ -54,7 +54,12 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch", "rl"),
-    known_misses={},
+    known_misses={
+        CLAIM_ALIGN: "after 200 updates the tiny naive latent barely encodes the sparse hazard lidar with or without "
+                     "L_align: R^2 gain 0.03 +- 0.03, AUROC gain -0.01 +- 0.02 (criterion 0.05 / 0.03)",
+        CLAIM_SPEED: "on one CPU thread the privileged RSSM runs in series with the naive one (the paper's +28 % "
+                     "is on a GPU): 1.50 +- 0.05 x, at the 1.5 x threshold",
+    },
 )
 
 GAMMA = 0.99
@@ -362,7 +367,7 @@ def _claim_speed(per_seed: list[dict]) -> Claim:
 def reproduce(run: Run) -> Result:
     sz = run.pick(smoke=Sizes(500, 1, 1500, 5, 4, 8, 4, 1, 0),
                   quick=Sizes(5000, 5, 12_000, 200, 16, 16, 30, 3, 0),
-                  full=Sizes(5000, 5, 20_000, 600, 16, 32, 40, 5, 6000))
+                  full=Sizes(5000, 5, 20_000, 500, 16, 32, 40, 5, 1000))
     per_seed = []
     for i, seed in enumerate(run.seeds):
         run.progress(i / len(run.seeds), f"seed {seed}: tabular corridor")
