@@ -127,17 +127,18 @@ def test_return_normalizer_tracks_the_percentile_range_and_never_scales_up():
 
 
 def test_actor_and_critic():
-    actor, critic = Actor(5, 2, 16, seed=0), Critic(5, 16, seed=0)
+    actor, critic = Actor(5, 2, 16, seed=0), Critic(5, 16, slow_decay=0.5, seed=0)
     feat = torch.randn(4, 5, generator=torch.Generator().manual_seed(0))
     action, logp, ent = actor.sample(feat, torch.Generator().manual_seed(0))
     assert action.shape == (4, 2) and logp.shape == ent.shape == (4,)
     assert torch.allclose(critic(feat), torch.zeros(4), atol=1e-5)  # zero-initialised output layer
     opt = torch.optim.Adam(critic.net.parameters(), lr=1e-2)
-    for _ in range(50):
+    for _ in range(100):
         opt.zero_grad()
         critic.loss(feat, torch.full((4,), 3.0)).mean().backward()
         opt.step()
-    assert (critic(feat) > 1.0).all()
+        critic.update_slow()
+    assert (critic(feat) > 1.5).all() and (critic(feat, slow=True) > 1.5).all()
     before = [p.clone() for p in critic.slow.parameters()]
     critic.update_slow()
     assert any(not torch.equal(a, b) for a, b in zip(before, critic.slow.parameters(), strict=True))
