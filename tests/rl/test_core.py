@@ -26,10 +26,10 @@ from icml25.rl import (
 
 
 def test_every_registered_environment_passes_check_env():
-    for env_id in rl.ENVIRONMENTS:
+    for env_id, (_, max_steps) in rl.ENVIRONMENTS.items():
         env = gymnasium.make(env_id)
         check_env(env.unwrapped, skip_render_check=True)
-        assert env.spec.max_episode_steps == 100
+        assert env.spec.max_episode_steps == max_steps
         env.close()
 
 

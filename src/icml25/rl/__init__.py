@@ -3,8 +3,10 @@
 The core: a replay buffer (:mod:`icml25.rl.buffers`), seeding and evaluation helpers
 (:mod:`icml25.rl.wrappers`), and one readable file per learner with CleanRL's hyperparameter names:
 tabular Q-learning (:mod:`icml25.rl.tabular_q`), DQN (:mod:`icml25.rl.dqn`), TD3 (:mod:`icml25.rl.td3`) and
-PPO (:mod:`icml25.rl.ppo`).  Papers: Hyper's hyperparameter-robust exploration
-(:mod:`icml25.rl.hyper_exploration`) on the ``DeceptiveRooms`` gridworld (:mod:`icml25.rl.envs`).
+PPO (:mod:`icml25.rl.ppo`); a compact DreamerV3 core (:mod:`icml25.rl.dreamer`). Papers: Hyper's
+hyperparameter-robust exploration (:mod:`icml25.rl.hyper_exploration`) on the ``DeceptiveRooms`` gridworld
+(:mod:`icml25.rl.envs`); PIGDreamer's privileged world models for safe RL (:mod:`icml25.rl.pigdreamer`) on
+safe-RL environments (:mod:`icml25.rl.safety_envs`).
 
 Importing this package registers our environments with gymnasium (string entry points, nothing is
 imported until ``gymnasium.make``):
@@ -15,11 +17,12 @@ imported until ``gymnasium.make``):
 >>> env.reset(seed=0)[0] == env.unwrapped.start
 True
 
-The names are imported lazily (the deep learners need the ``torch`` extra, the environments ``rl``).
+The names are imported lazily (the deep learners need the ``torch`` extra).
 """
 
 from importlib import import_module
-from importlib.util import find_spec
+
+import gymnasium
 
 _EXPORTS = {
     "ReplayBuffer": "icml25.rl.buffers",
@@ -48,21 +51,43 @@ _EXPORTS = {
     "truncated_geometric": "icml25.rl.hyper_exploration",
     "truncated_geometric_mean": "icml25.rl.hyper_exploration",
     "c_for_mean_fraction": "icml25.rl.hyper_exploration",
+    "symlog": "icml25.rl.dreamer",
+    "symexp": "icml25.rl.dreamer",
+    "symlog_bins": "icml25.rl.dreamer",
+    "twohot": "icml25.rl.dreamer",
+    "twohot_loss": "icml25.rl.dreamer",
+    "twohot_mean": "icml25.rl.dreamer",
+    "kl_balance": "icml25.rl.dreamer",
+    "lambda_returns": "icml25.rl.dreamer",
+    "RSSM": "icml25.rl.dreamer",
+    "Actor": "icml25.rl.dreamer",
+    "Critic": "icml25.rl.dreamer",
+    "ReturnNormalizer": "icml25.rl.dreamer",
+    "SequenceReplay": "icml25.rl.dreamer",
+    "mix_uniform": "icml25.rl.dreamer",
+    "sample_onehot": "icml25.rl.dreamer",
+    "PrivilegedHazardNav": "icml25.rl.safety_envs",
+    "HiddenHazardCorridor": "icml25.rl.safety_envs",
+    "SafetyGymAdapter": "icml25.rl.safety_envs",
+    "exact_policy_eval": "icml25.rl.acpomdp",
+    "td0_evaluate": "icml25.rl.acpomdp",
+    "AugmentedLagrangian": "icml25.rl.pigdreamer",
+    "AsymWorldModel": "icml25.rl.pigdreamer",
+    "PIGDreamer": "icml25.rl.pigdreamer",
+    "DeployablePolicy": "icml25.rl.pigdreamer",
 }
 
-# environment id -> "module:Class"; registered with gymnasium when it is installed
+# environment id -> ("module:callable", max_episode_steps or None)
 ENVIRONMENTS = {
     "icml25/DeceptiveRooms-v0": ("icml25.rl.envs:DeceptiveRooms", 100),
+    "icml25/PrivilegedHazardNav-v0": ("icml25.rl.safety_envs:PrivilegedHazardNav", None),
+    "icml25/HiddenHazardCorridor-v0": ("icml25.rl.safety_envs:HiddenHazardCorridor", None),
 }
 
 __all__ = list(_EXPORTS)
 
 
 def _register_environments() -> None:
-    if find_spec("gymnasium") is None:
-        return
-    import gymnasium
-
     for env_id, (entry_point, max_steps) in ENVIRONMENTS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=max_steps)
