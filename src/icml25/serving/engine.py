@@ -15,6 +15,7 @@ worker that dies unexpectedly turns every in-flight request into an error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import multiprocessing as mp
@@ -197,7 +198,7 @@ class ServingSystem:
                 dead = [n for n, p in self._procs.items() if p.exitcode is not None]
                 if dead or time.monotonic() > deadline:
                     self.shutdown()
-                    raise RuntimeError(f"workers {dead or sorted(set(self._procs) - ready)} failed to start")
+                    raise RuntimeError(f"workers {dead or sorted(set(self._procs) - ready)} failed to start") from None
                 continue
             if msg[0] == "ready":
                 ready.add(msg[1])
@@ -519,10 +520,8 @@ def _stop_processes(procs: dict, inqs: dict, outq, prefix: str) -> None:
     procs = {name: p for name, p in procs.items() if p.pid is not None}  # started ones
     for name, p in procs.items():
         if p.is_alive():
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 inqs[name].put(None)
-            except (OSError, ValueError):
-                pass
     deadline = time.monotonic() + JOIN_S
     for p in procs.values():
         p.join(max(0.0, deadline - time.monotonic()))

@@ -39,7 +39,7 @@ def _positive(name: str, value: object) -> int:
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """The vision encoder: ``image_size`` px images cut into ``patch`` px patches -> ``(image_size/patch)^2`` MM tokens."""
+    """The vision encoder: ``image_size`` px images in ``patch`` px patches -> ``(image_size/patch)^2`` MM tokens."""
 
     image_size: int = 64
     patch: int = 8
@@ -227,7 +227,7 @@ class TinyLMM(nn.Module):
         for layer, block in enumerate(self.blocks):
             q, k, v = block._split(x)  # [b, heads, 1, hd]
             outs = []
-            for b, (cache, n) in enumerate(zip(kvs, lengths)):
+            for b, (cache, n) in enumerate(zip(kvs, lengths, strict=True)):
                 cache[layer, 0, :, n] = k[b, :, 0]
                 cache[layer, 1, :, n] = v[b, :, 0]
                 outs.append(F.scaled_dot_product_attention(q[b:b + 1], cache[layer, 0, None, :, :n + 1],

@@ -8,6 +8,7 @@ worker left behind.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -51,18 +52,14 @@ def take(handle: Handle, unlink: bool = True) -> torch.Tensor:
 
 def release(handle: Handle) -> None:
     """Remove a shared tensor's file (no error if it is already gone)."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(handle.path)
-    except FileNotFoundError:
-        pass
 
 
 def cleanup(prefix: str) -> int:
     """Remove every shared-memory file of ``prefix``; returns how many there were."""
     paths = glob.glob(os.path.join(SHM_DIR, f"{prefix}-*"))
     for path in paths:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
     return len(paths)

@@ -117,7 +117,7 @@ class DecodeBatch:
                                         [s.length for s in seqs])
         ctx = sum(s.length for s in seqs)
         out = []
-        for rid, seq, row in zip(rids, seqs, logits):
+        for rid, seq, row in zip(rids, seqs, logits, strict=True):
             token = int(row.argmax())
             seq.last, seq.length, seq.remaining = token, seq.length + 1, seq.remaining - 1
             done = seq.remaining <= 0 or token == seq.stop
