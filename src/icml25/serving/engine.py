@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-import multiprocessing as mp
 import os
-import queue
+import secrets
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -28,6 +29,8 @@ import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import Listener, wait
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +39,7 @@ import torch
 from icml25.serving import transfer
 from icml25.serving.model import EncoderConfig, LMConfig, TinyLMM
 from icml25.serving.request import Request, RequestMetrics
-from icml25.serving.workers import WorkerSpec, worker_main
+from icml25.serving.workers import WorkerSpec
 
 MODES = ("aggregated", "pd", "epd")
 JOIN_S = 5.0
@@ -134,9 +137,9 @@ class ServingSystem:
         self.error: str | None = None
         self._lock = threading.RLock()
         self._states: dict[str, _State] = {}
-        self._procs: dict[str, Any] = {}
-        self._inq: dict[str, Any] = {}
-        self._outq = None
+        self._procs: dict[str, subprocess.Popen] = {}
+        self._conns: dict[str, Any] = {}
+        self._listener: Listener | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._started = False
@@ -171,45 +174,73 @@ class ServingSystem:
         if self._started:
             raise RuntimeError("the serving system was already started")
         self._started = True
-        ctx = mp.get_context("spawn")
-        self._outq = ctx.Queue()
         model = TinyLMM(self.enc_cfg, self.llm_cfg, seed=self.seed)
         self.param_bytes = {"encoder": model.encoder_bytes(), "lm": model.lm_bytes()}
         state_path = os.path.join(transfer.SHM_DIR, f"{self.prefix}-weights")
         torch.save(model.state_dict(), state_path)  # every worker loads the same weights from shared memory
-        lim = self.limits
-        for name, role in self._names().items():
-            spec = WorkerSpec(role, name, model.config(), state_path, self.prefix, self.threads,
-                              lim.max_images_per_batch, lim.max_prefill_tokens, lim.max_decode_batch)
-            self._inq[name] = ctx.Queue()
-            self._procs[name] = ctx.Process(target=worker_main, args=(spec, self._inq[name], self._outq),
-                                            name=f"icml25-epd-{name}", daemon=True)
-            self._reserved[name], self._load[name] = 0, 0
-        self._finalizer = weakref.finalize(self, _stop_processes, dict(self._procs), dict(self._inq), self._outq,
+        key = secrets.token_bytes(16)
+        self._listener = Listener(family="AF_UNIX", authkey=key)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                          env.get("PYTHONPATH")]))
+        names = self._names()
+        self._finalizer = weakref.finalize(self, _stop_processes, self._procs, self._conns, self._listener,
                                            self.prefix)
-        for p in self._procs.values():
-            p.start()
-        ready: set[str] = set()
-        deadline = time.monotonic() + timeout
-        while len(ready) < len(self._procs):
-            try:
-                msg = self._outq.get(timeout=0.5)
-            except queue.Empty:
-                dead = [n for n, p in self._procs.items() if p.exitcode is not None]
-                if dead or time.monotonic() > deadline:
-                    self.shutdown()
-                    raise RuntimeError(f"workers {dead or sorted(set(self._procs) - ready)} failed to start") from None
-                continue
-            if msg[0] == "ready":
-                ready.add(msg[1])
-                self._stats[msg[1]] = msg[2]
-            elif msg[0] == "crashed":
-                self.shutdown()
-                raise RuntimeError(f"worker {msg[1]} failed to start:\n{msg[2]}")
-        os.unlink(state_path)
+        for name in names:
+            proc = subprocess.Popen([sys.executable, "-m", "icml25.serving.workers", self._listener.address, name],
+                                    stdin=subprocess.PIPE, env=env)
+            proc.stdin.write((key.hex() + "\n").encode())
+            proc.stdin.close()
+            self._procs[name] = proc
+            self._reserved[name], self._load[name] = 0, 0
+        accepter = threading.Thread(target=self._accept, args=(len(names),), daemon=True)
+        accepter.start()
+        accepter.join(timeout)
+        lim = self.limits
+        try:
+            if len(self._conns) < len(names):
+                raise RuntimeError(f"workers {sorted(set(names) - set(self._conns))} did not connect")
+            for name, role in names.items():
+                self._conns[name].send(WorkerSpec(role, name, model.config(), state_path, self.prefix, self.threads,
+                                                  lim.max_images_per_batch, lim.max_prefill_tokens,
+                                                  lim.max_decode_batch))
+            self._wait_ready(timeout)
+        except BaseException:
+            self.shutdown()
+            raise
+        finally:
+            transfer.release(transfer.Handle(state_path, (), "", 0))
         self._thread = threading.Thread(target=self._dispatch_loop, name="icml25-epd-dispatch", daemon=True)
         self._thread.start()
         return self
+
+    def _accept(self, n: int) -> None:
+        for _ in range(n):
+            try:
+                conn = self._listener.accept()
+                hello = conn.recv()
+            except (OSError, EOFError):
+                return
+            self._conns[hello[1]] = conn
+
+    def _wait_ready(self, timeout: float) -> None:
+        ready: set[str] = set()
+        by_conn = {c: n for n, c in self._conns.items()}
+        deadline = time.monotonic() + timeout
+        while len(ready) < len(self._procs):
+            dead = [n for n, p in self._procs.items() if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                raise RuntimeError(f"workers {dead or sorted(set(self._procs) - ready)} failed to start")
+            for conn in wait([c for c, n in by_conn.items() if n not in ready], timeout=0.5):
+                try:
+                    msg = conn.recv()
+                except (OSError, EOFError):
+                    continue
+                if msg[0] == "ready":
+                    ready.add(msg[1])
+                    self._stats[msg[1]] = msg[2]
+                elif msg[0] == "crashed":
+                    raise RuntimeError(f"worker {msg[1]} failed to start:\n{msg[2]}")
 
     def __enter__(self) -> ServingSystem:
         return self.start() if not self._started else self
@@ -233,14 +264,14 @@ class ServingSystem:
 
     def alive_pids(self) -> list[int]:
         """Worker pids that are still running (empty after :meth:`shutdown`)."""
-        return [p.pid for p in self._procs.values() if p.is_alive()]
+        return [p.pid for p in self._procs.values() if p.poll() is None]
 
     # ----------------------------------------------------------------- requests
     def submit(self, req: Request, on_event: Callable[[str, Any], None] | None = None) -> RequestMetrics:
         """Submit ``req`` now; returns its (live) metrics.  ``on_event(kind, value)`` is called from the system's
         thread with ``("token", id)``, then ``("done", None)`` or ``("error", message)``.  A request that can never be
         served (too many images, longer than the KV capacity or ``max_len``) is rejected: its metrics carry
-        ``error`` and ``on_event("error", ...)`` fires; a duplicate id raises ``ValueError``."""
+        ``error`` and ``on_event("error", ...)`` fires; the id of a request still in flight raises ``ValueError``."""
         if not isinstance(req, Request):
             raise TypeError(f"req must be a Request, got {type(req).__name__}")
         if on_event is not None and not callable(on_event):
@@ -253,8 +284,8 @@ class ServingSystem:
         n_mm = req.n_images * self.enc_cfg.tokens_per_image
         m = RequestMetrics(req.id, now, req.n_images, len(req.prompt) + n_mm)
         with self._lock:
-            if req.id in self._states:
-                raise ValueError(f"duplicate request id {req.id!r}")
+            if req.id in self._states and not self._states[req.id].done.is_set():
+                raise ValueError(f"duplicate request id {req.id!r} (a request with this id is in flight)")
             state = _State(req, m, on_event)
             self._states[req.id] = state
             need = m.prompt_len + req.sampling.max_new_tokens
@@ -306,7 +337,7 @@ class ServingSystem:
         with self._lock:
             self._stats = {n: {} for n in self._procs}
             for name in self._procs:
-                self._inq[name].put(("stats",))
+                self._send(name, ("stats",))
             self._stats_event.wait_for(lambda: all(self._stats.values()) or self.error is not None, timeout)
             return dict(self._stats)
 
@@ -370,7 +401,7 @@ class ServingSystem:
         for w, items in groups.items():
             if items:
                 self._load[w] += len(items)
-                self._inq[w].put(("encode", items))
+                self._send(w, ("encode", items))
 
     def _admit(self) -> None:
         """FIFO admission: reserve KV capacity on a decode worker, then send to prefill (or the aggregated worker)."""
@@ -392,14 +423,14 @@ class ServingSystem:
             m.prefill_start = time.perf_counter()
             stop = req.sampling.stop_token
             if self.mode == "aggregated":
-                self._inq[d].put(("request", req.id, req.prompt, req.images, req.sampling.max_new_tokens,
+                self._send(d, ("request", req.id, req.prompt, req.images, req.sampling.max_new_tokens,
                                   m.prompt_len, stop))
                 continue
             p = min((n for n in self._procs if n[0] == "P"), key=lambda n: (self._load[n], n))
             self._load[p] += 1
             handles = [st.handles[i] for i in range(req.n_images)] if self.mode == "epd" else []
             images = req.images if self.mode == "pd" else None
-            self._inq[p].put(("prefill", req.id, req.prompt, handles, images))
+            self._send(p, ("prefill", req.id, req.prompt, handles, images))
 
     def _evict(self) -> None:
         while len(self._mm_cache) > self.limits.mm_cache_images:
@@ -409,25 +440,35 @@ class ServingSystem:
             transfer.release(self._mm_cache.pop(victim))
             self._mm_refs.pop(victim, None)
 
+    def _send(self, name: str, msg: tuple) -> None:
+        """Send to a worker (callers hold the lock); a broken connection is a crash the dispatcher reports."""
+        with contextlib.suppress(OSError, EOFError):
+            self._conns[name].send(msg)
+
     # ----------------------------------------------------------------- the dispatcher thread
     def _dispatch_loop(self) -> None:
+        conns = {c: n for n, c in self._conns.items()}
         while not self._stopping.is_set():
-            try:
-                msg = self._outq.get(timeout=0.05)
-            except (queue.Empty, OSError, ValueError):
-                self._check_workers()
-                continue
-            with self._lock:
-                self._handle(msg)
+            for conn in wait(list(conns), timeout=0.05):
+                try:
+                    msg = conn.recv()
+                except (OSError, EOFError):
+                    self._check_workers(conns.pop(conn))
+                    continue
+                with self._lock:
+                    self._handle(msg)
+            self._check_workers()
             if self.error is not None:
                 return
 
-    def _check_workers(self) -> None:
-        dead = [(n, p) for n, p in self._procs.items() if p.exitcode is not None]
-        if dead and not self._stopping.is_set():
+    def _check_workers(self, lost: str | None = None) -> None:
+        if self._stopping.is_set():
+            return
+        dead = [(n, p) for n, p in self._procs.items() if p.poll() is not None or n == lost]
+        if dead:
             name, p = dead[0]
             with self._lock:
-                self.error = f"worker {name} (pid {p.pid}) exited with code {p.exitcode}"
+                self.error = f"worker {name} (pid {p.pid}) exited with code {p.poll()}"
                 self._fail_all(self.error)
 
     def _fail_all(self, message: str) -> None:
@@ -485,7 +526,7 @@ class ServingSystem:
                 self._admit()
             elif handle is not None:
                 m.decode_start = now
-                self._inq[st.worker].put(("decode", rid, handle, token, sp.max_new_tokens, sp.stop_token))
+                self._send(st.worker, ("decode", rid, handle, token, sp.max_new_tokens, sp.stop_token))
         elif kind == "tokens":
             _, _, items, seconds, batch, ctx = msg
             self.profile.append({"kind": "decode", "worker": name, "batch": batch, "ctx": ctx, "seconds": seconds})
@@ -515,25 +556,24 @@ class ServingSystem:
             self._fail_all(self.error)
 
 
-def _stop_processes(procs: dict, inqs: dict, outq, prefix: str) -> None:
-    """Ask each worker to stop, join it, then terminate / kill it by pid; close the queues; remove shm files."""
-    procs = {name: p for name, p in procs.items() if p.pid is not None}  # started ones
-    for name, p in procs.items():
-        if p.is_alive():
-            with contextlib.suppress(OSError, ValueError):
-                inqs[name].put(None)
+def _stop_processes(procs: dict, conns: dict, listener, prefix: str) -> None:
+    """Ask each worker to stop, wait for it, then terminate / kill it by pid; close the sockets; remove shm files."""
+    for name, conn in conns.items():
+        if procs[name].poll() is None:
+            with contextlib.suppress(OSError, EOFError, ValueError):
+                conn.send(None)
     deadline = time.monotonic() + JOIN_S
     for p in procs.values():
-        p.join(max(0.0, deadline - time.monotonic()))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(max(0.0, deadline - time.monotonic()))
     for p in procs.values():
-        if p.is_alive():
-            p.terminate()
-            p.join(2.0)
-        if p.is_alive():
-            p.kill()
-            p.join(2.0)
-    for q in [*inqs.values(), outq]:
-        if q is not None:
-            q.close()
-            q.cancel_join_thread()
+        for stop in (p.terminate, p.kill):
+            if p.poll() is None:
+                stop()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(2.0)
+    for conn in conns.values():
+        conn.close()
+    if listener is not None:
+        listener.close()
     transfer.cleanup(prefix)

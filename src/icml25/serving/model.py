@@ -43,8 +43,8 @@ class EncoderConfig:
 
     image_size: int = 64
     patch: int = 8
-    dim: int = 192
-    layers: int = 4
+    dim: int = 256
+    layers: int = 6
     heads: int = 4
 
     def __post_init__(self) -> None:

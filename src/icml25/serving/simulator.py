@@ -8,7 +8,8 @@ profile, so the simulator can be validated against the real system; :meth:`Laten
 illustrative LLaVA-class numbers for the at-scale experiments (simulated, not measured).
 
 Schedulers mirrored from :mod:`icml25.serving.engine` / :mod:`icml25.serving.workers`: E workers batch images up to
-``max_images_per_batch`` (IRP spreads a request's images over the least-loaded E workers); admission is FIFO and
+``max_images_per_batch`` (aggregated and EP workers encode a request in chunks of that size; IRP spreads a
+request's images over the least-loaded E workers); admission is FIFO and
 reserves a request's KV tokens (prompt + MM + output) on a decode worker; P workers prefill one request at a time
 (PD: encode then prefill on the same worker); D workers run continuous batching; aggregated workers give waiting
 prefills priority over decode steps.  Optional online role switching (:class:`RoleSwitcher`) moves workers between
@@ -293,7 +294,7 @@ class _Sim:
         r = self.reqs[i]
         t = self.lat.prefill(self.m[i].prompt_len)
         if self.cfg.mode == "pd":
-            t += self.lat.encode(r.n_images)
+            t += self.encode_chunks(r.n_images)
         w["busy"] = True
         self.at(self.now + t, self.end_prefill, w, i, d)
 
@@ -306,6 +307,11 @@ class _Sim:
         else:
             self.finish(d, i)
         self.after_job(w)
+
+    def encode_chunks(self, n: int) -> float:
+        """Encoding inside an aggregated / EP worker: batches of at most ``max_images_per_batch`` images."""
+        b = self.cfg.max_images_per_batch
+        return sum(self.lat.encode(min(b, n - k)) for k in range(0, n, b))
 
     def first_token(self, i: int) -> None:
         self.m[i].tokens.append(0)
@@ -321,7 +327,7 @@ class _Sim:
             return
         if d["prefill"]:  # aggregated: prefill priority
             i = d["prefill"].popleft()
-            t = self.lat.encode(self.reqs[i].n_images) + self.lat.prefill(self.m[i].prompt_len)
+            t = self.encode_chunks(self.reqs[i].n_images) + self.lat.prefill(self.m[i].prompt_len)
             d["busy"] = True
             self.at(self.now + t, self.end_agg_prefill, d, i)
             return

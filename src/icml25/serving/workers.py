@@ -2,9 +2,10 @@
 and aggregated (E+P+D in one, vLLM-style).  All roles share :func:`run_prefill` and :class:`DecodeBatch`, so the
 three modes compute the same greedy tokens (Singh et al., arXiv 2501.05460, Section 3).
 
-Each worker is one OS process started with the ``spawn`` method.  Inside it, torch runs on ``threads`` threads
-(``torch.set_num_threads`` is called in the worker process only, never in the user's process).  A worker exits
-when it reads ``None``, and on its own when its parent process is gone.
+Each worker is one OS process (``python -m icml25.serving.workers ADDRESS NAME``, the authentication key on its
+stdin) that connects back to the system over a local socket (``multiprocessing.connection``).  Inside it, torch
+runs on ``threads`` threads (``torch.set_num_threads`` is called in the worker process only, never in the user's
+process).  A worker exits when it reads ``None``, and on its own when its connection to the system closes.
 
 Worker -> system messages (tuples on one shared queue): ``("ready", name, info)``, ``("encoded", name, items,
 seconds)``, ``("first", name, rid, token, timing, kv_handle)``, ``("tokens", name, items, seconds, batch, ctx)``,
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import time
 import traceback
 from collections import deque
@@ -143,10 +145,12 @@ def _build(spec: WorkerSpec):
     return model, _Memory(params)
 
 
-def _encode(model, images: np.ndarray):
+def _encode(model, images: np.ndarray, max_batch: int):
+    """Encode in batches of at most ``max_batch`` images (the memory bound on encoder activations)."""
     import torch
 
-    return model.encode(torch.from_numpy(images))
+    x = torch.from_numpy(images)
+    return torch.cat([model.encode(x[i:i + max_batch]) for i in range(0, len(x), max_batch)])
 
 
 def _stats(spec: WorkerSpec, mem: _Memory) -> dict:
@@ -178,11 +182,32 @@ def worker_main(spec: WorkerSpec, inq, outq) -> None:
         raise
 
 
+class Channel:
+    """A worker's end of its connection, with queue-like ``put`` / ``get``; a closed connection ends the worker."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def put(self, msg) -> None:
+        try:
+            self.conn.send(msg)
+        except (OSError, EOFError):
+            raise SystemExit(0) from None
+
+    def get(self, timeout: float | None):
+        try:
+            if self.conn.poll(timeout):
+                return self.conn.recv()
+        except (OSError, EOFError):
+            raise SystemExit(0) from None
+        raise queue.Empty
+
+
 def _get(spec: WorkerSpec, inq, block: bool):
-    """The next message, or None when there is none (non-blocking) or the parent is gone (raises SystemExit)."""
+    """The next message; ``_EMPTY`` when there is none (non-blocking); SystemExit when the parent is gone."""
     while True:
         try:
-            return inq.get(timeout=POLL_S) if block else inq.get_nowait()
+            return inq.get(POLL_S if block else 0)
         except queue.Empty:
             if os.getppid() != spec.parent_pid:
                 raise SystemExit(0) from None
@@ -220,7 +245,7 @@ def _encode_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
             continue
         batch = [pending.popleft() for _ in range(min(spec.max_images_per_batch, len(pending)))]
         start = time.perf_counter()
-        mm = _encode(model, np.stack([img for _, _, img in batch]))
+        mm = _encode(model, np.stack([img for _, _, img in batch]), spec.max_images_per_batch)
         mem.activation(encode_activation_bytes(model, len(batch)))
         seconds = time.perf_counter() - start
         t0 = time.perf_counter()
@@ -244,8 +269,8 @@ def _prefill_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
         try:
             t0 = time.perf_counter()
             if images is not None:  # PD: this worker encodes too
-                mm = _encode(model, images)
-                mem.activation(encode_activation_bytes(model, len(images)))
+                mm = _encode(model, images, spec.max_images_per_batch)
+                mem.activation(encode_activation_bytes(model, min(len(images), spec.max_images_per_batch)))
                 timing["encode"] = (len(images), time.perf_counter() - t0)
             elif handles:
                 mm = torch.cat([transfer.take(h, unlink=False) for h in handles])
@@ -315,8 +340,8 @@ def _aggregated_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
                 t0 = time.perf_counter()
                 mm = None
                 if images is not None:
-                    mm = _encode(model, images)
-                    mem.activation(encode_activation_bytes(model, len(images)))
+                    mm = _encode(model, images, spec.max_images_per_batch)
+                    mem.activation(encode_activation_bytes(model, min(len(images), spec.max_images_per_batch)))
                     timing["encode"] = (len(images), time.perf_counter() - t0)
                 t1 = time.perf_counter()
                 token, kv = run_prefill(model, prompt, mm)
@@ -330,3 +355,20 @@ def _aggregated_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
                 batch.add(rid, kv, token, max_new, stop)
         if len(batch) and not waiting:
             _decode_once(batch, mem, spec, outq)
+
+
+def _run_from_command_line(argv: list[str]) -> None:
+    """``python -m icml25.serving.workers ADDRESS NAME``: connect, receive the spec, serve."""
+    from multiprocessing.connection import Client
+
+    address, name = argv
+    key = bytes.fromhex(sys.stdin.readline().strip())
+    conn = Client(address, family="AF_UNIX", authkey=key)
+    conn.send(("hello", name))
+    spec = conn.recv()
+    channel = Channel(conn)
+    worker_main(spec, channel, channel)
+
+
+if __name__ == "__main__":
+    _run_from_command_line(sys.argv[1:])
