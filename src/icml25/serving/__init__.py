@@ -19,17 +19,13 @@ _EXPORTS = {
     "EncoderConfig": "icml25.serving.model",
     "LMConfig": "icml25.serving.model",
     "TinyLMM": "icml25.serving.model",
-    "grow_cache": "icml25.serving.model",
     "Request": "icml25.serving.request",
     "SamplingParams": "icml25.serving.request",
     "RequestMetrics": "icml25.serving.request",
     "Limits": "icml25.serving.engine",
     "ServingSystem": "icml25.serving.engine",
-    "image_hash": "icml25.serving.engine",
-    "DecodeBatch": "icml25.serving.workers",
     "make_trace": "icml25.serving.workload",
     "summarize": "icml25.serving.metrics",
-    "meets_slo": "icml25.serving.metrics",
     "LatencyModel": "icml25.serving.simulator",
     "SimConfig": "icml25.serving.simulator",
     "SimRequest": "icml25.serving.simulator",
@@ -39,9 +35,6 @@ _EXPORTS = {
     "allocate": "icml25.serving.allocator",
     "create_app": "icml25.serving.server",
     "running_server": "icml25.serving.server",
-    "free_port": "icml25.serving.server",
-    "encode_text": "icml25.serving.server",
-    "decode_tokens": "icml25.serving.server",
 }
 
 __all__ = sorted(_EXPORTS)

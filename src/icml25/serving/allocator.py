@@ -45,6 +45,15 @@ def allocate(budget: int, workload: Sequence[Request | SimRequest], slo: tuple[f
     if not isinstance(slo, (tuple, list)) or len(slo) != 2 or not all(
             isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0 for s in slo):
         raise ValueError(f"slo must be a (ttft, tpot) pair of reals > 0, got {slo!r}")
+    if not isinstance(workload, (list, tuple)) or not workload or not all(
+            isinstance(r, (Request, SimRequest)) for r in workload):
+        raise ValueError("workload must be a non-empty list of Request or SimRequest")
+    if not isinstance(latency, LatencyModel):
+        raise TypeError(f"latency must be a LatencyModel, got {type(latency).__name__}")
+    if base is not None and not isinstance(base, SimConfig):
+        raise TypeError(f"base must be a SimConfig or None, got {type(base).__name__}")
+    if not isinstance(batch_grid, (list, tuple)):
+        raise TypeError(f"batch_grid must be a sequence of ints, got {type(batch_grid).__name__}")
     grid = list(batch_grid)
     if not grid or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in grid):
         raise ValueError(f"batch_grid must be a non-empty sequence of ints >= 1, got {batch_grid!r}")

@@ -31,6 +31,8 @@ def summarize(metrics: Sequence[RequestMetrics], slo_ttft: float = math.inf, slo
     """Aggregate per-request metrics: ``completed``, ``failed``, ``duration``, ``request_throughput``,
     ``mean/p50/p90/p99`` of ``ttft``, ``tpot``, ``itl``, ``e2e``, ``slo_attainment`` (over all requests, a failed
     one counts as a miss) and ``goodput`` (requests meeting both SLOs per second of the run)."""
+    if not isinstance(metrics, (list, tuple)):
+        raise TypeError(f"metrics must be a list of RequestMetrics, got {type(metrics).__name__}")
     metrics = list(metrics)
     if not metrics or not all(isinstance(m, RequestMetrics) for m in metrics):
         raise ValueError("metrics must be a non-empty sequence of RequestMetrics")

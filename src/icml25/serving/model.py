@@ -29,6 +29,30 @@ if TYPE_CHECKING:
     from icml25.utils.random import Seed
 
 
+def _tensor(x: object, name: str, ndim: int, integer: bool = False) -> torch.Tensor:
+    """``x`` as a tensor of ``ndim`` dimensions: integer ids (>= 0) or finite floats; one clear error otherwise."""
+    if not isinstance(x, torch.Tensor):
+        if not isinstance(x, (list, tuple)) and not (hasattr(x, "__array__") and not isinstance(x, str)):
+            raise TypeError(f"{name} must be a tensor or a sequence, got {type(x).__name__}")
+        try:
+            x = torch.as_tensor(x)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name} must hold numbers, got {x!r:.60}") from None
+    if x.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(x.shape)}")
+    if integer:
+        if x.numel() and (x.is_floating_point() or x.is_complex() or x.dtype == torch.bool):
+            raise TypeError(f"{name} must hold integer token ids, got {x.dtype}")
+        if x.numel() and int(x.min()) < 0:
+            raise ValueError(f"{name} must hold token ids >= 0")
+        return x.long()
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating tensor, got {x.dtype}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return x
+
+
 def _positive(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -78,6 +102,8 @@ class LMConfig:
 
     def kv_bytes_per_token(self, dtype: torch.dtype = torch.float64) -> int:
         """Bytes of KV cache per token: 2 (K and V) x layers x dim x element size."""
+        if not isinstance(dtype, torch.dtype):
+            raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
         return 2 * self.layers * self.dim * torch.empty((), dtype=dtype).element_size()
 
 
@@ -179,10 +205,16 @@ class TinyLMM(nn.Module):
     def encode(self, images: torch.Tensor) -> torch.Tensor:
         """Images ``[n, 3, H, W]`` -> MM tokens ``[n, tokens_per_image, lm_dim]`` (encode phase)."""
         s = self.enc_cfg.image_size
-        if not isinstance(images, torch.Tensor) or images.ndim != 4 or tuple(images.shape[1:]) != (3, s, s):
-            raise ValueError(f"images must be a tensor of shape [n, 3, {s}, {s}], got "
-                             f"{tuple(images.shape) if isinstance(images, torch.Tensor) else type(images).__name__}")
+        images = _tensor(images, "images", 4)
+        if images.shape[0] < 1 or tuple(images.shape[1:]) != (3, s, s):
+            raise ValueError(f"images must have shape [n >= 1, 3, {s}, {s}], got {tuple(images.shape)}")
         return self.vision(images.to(self.dtype))
+
+    def _ids(self, tokens: object, name: str) -> torch.Tensor:
+        tokens = _tensor(tokens, name, 1, integer=True)
+        if tokens.numel() and int(tokens.max()) >= self.llm_cfg.vocab:
+            raise ValueError(f"{name} must hold ids < vocab={self.llm_cfg.vocab}")
+        return tokens
 
     def _check_len(self, total: int) -> None:
         if total > self.llm_cfg.max_len:
@@ -192,13 +224,19 @@ class TinyLMM(nn.Module):
     def prefill(self, tokens: torch.Tensor, mm_tokens: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Prefill phase: MM tokens ``[m, lm_dim]`` (images first) then text ``tokens`` ``[t]``.
 
+        ``mm_tokens`` is ``[m, lm_dim]`` (the images' tokens concatenated, as :meth:`encode` gives them flattened).
         Returns the logits of the last position ``[vocab]`` and the KV cache ``[layers, 2, heads, m + t, hd]``.
         """
-        tokens = torch.as_tensor(tokens, dtype=torch.long).reshape(-1)
-        parts = [] if mm_tokens is None else [mm_tokens.reshape(-1, self.llm_cfg.dim).to(self.dtype)]
+        tokens = self._ids(tokens, "tokens")
+        parts = []
+        if mm_tokens is not None:
+            mm_tokens = _tensor(mm_tokens, "mm_tokens", 2)
+            if mm_tokens.shape[1] != self.llm_cfg.dim:
+                raise ValueError(f"mm_tokens must have shape [m, {self.llm_cfg.dim}], got {tuple(mm_tokens.shape)}")
+            parts.append(mm_tokens.to(self.dtype))
         x = torch.cat(parts + [self.tok(tokens)], 0)
         if x.shape[0] == 0:
-            raise ValueError("prefill needs at least one token or MM token")
+            raise ValueError("prefill needs at least one of tokens or mm_tokens to be non-empty")
         self._check_len(x.shape[0])
         x = (x + self.pos(torch.arange(x.shape[0])))[None]
         kv = []
@@ -216,11 +254,20 @@ class TinyLMM(nn.Module):
         Writes the new K, V at position ``lengths[b]`` in place and returns the logits ``[b, vocab]``.
         The dense layers run batched; attention runs per request over its own cache (no padding).
         """
-        tokens = torch.as_tensor(tokens, dtype=torch.long).reshape(-1)
-        if not len(tokens) == len(kvs) == len(lengths):
-            raise ValueError(f"tokens, kvs and lengths must have one entry per request, got "
+        tokens = self._ids(tokens, "tokens")
+        c = self.llm_cfg
+        if not isinstance(kvs, (list, tuple)) or not all(isinstance(k, torch.Tensor) and k.ndim == 5 and
+                                                         k.shape[:3] == (c.layers, 2, c.heads) for k in kvs):
+            raise TypeError(f"kvs must be a list of KV buffers [{c.layers}, 2, {c.heads}, capacity, head_dim]")
+        if not isinstance(lengths, (list, tuple)) or not all(isinstance(n, int) and not isinstance(n, bool)
+                                                             for n in lengths):
+            raise TypeError("lengths must be a list of ints")
+        if not len(tokens) == len(kvs) == len(lengths) or not len(tokens):
+            raise ValueError(f"tokens, kvs and lengths must have one entry per request (>= 1), got "
                              f"{len(tokens)}, {len(kvs)}, {len(lengths)}")
-        for n in lengths:
+        for n, k in zip(lengths, kvs, strict=True):
+            if not 0 <= n < k.shape[3]:
+                raise ValueError(f"lengths must be in [0, capacity) of each KV buffer, got {n} for {k.shape[3]}")
             self._check_len(n + 1)
         pos = torch.as_tensor(lengths, dtype=torch.long)
         x = (self.tok(tokens) + self.pos(pos))[:, None]  # [b, 1, d]
@@ -241,7 +288,8 @@ class TinyLMM(nn.Module):
     def generate(self, tokens: torch.Tensor, images: torch.Tensor | None = None, max_new_tokens: int = 16) -> list[int]:
         """Greedy generation for one request in this process (the reference the serving modes must match)."""
         _positive("max_new_tokens", max_new_tokens)
-        mm = None if images is None or len(images) == 0 else self.encode(images)
+        tokens = self._ids(tokens, "tokens")
+        mm = None if images is None else self.encode(images).flatten(0, 1)
         logits, kv = self.prefill(tokens, mm)
         out = [int(logits.argmax())]
         n = kv.shape[3]

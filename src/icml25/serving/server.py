@@ -143,14 +143,23 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-@contextmanager
-def running_server(system: ServingSystem, port: int | None = None, host: str = "127.0.0.1") -> Iterator[str]:
-    """Serve ``system`` with uvicorn in a background thread; yields the base URL (``http://host:port/v1``) and
-    stops the server on exit (the system itself is left to its owner)."""
-    import uvicorn
-
+def running_server(system: ServingSystem, port: int | None = None, host: str = "127.0.0.1"):
+    """A context manager serving ``system`` with uvicorn in a background thread; it yields the base URL
+    (``http://host:port/v1``) and stops the server on exit (the system itself is left to its owner).
+    ``port`` None picks a free port; ``host`` must be 127.0.0.1."""
+    if not isinstance(system, ServingSystem):
+        raise TypeError(f"system must be a ServingSystem, got {type(system).__name__}")
     if host != "127.0.0.1":
         raise ValueError(f"host must be 127.0.0.1 (the server is for local use only), got {host!r}")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+        raise ValueError(f"port must be an int in [1, 65535] or None, got {port!r}")
+    return _serving(system, port, host)
+
+
+@contextmanager
+def _serving(system: ServingSystem, port: int | None, host: str) -> Iterator[str]:
+    import uvicorn
+
     port = free_port(host) if port is None else port
     server = uvicorn.Server(uvicorn.Config(create_app(system), host=host, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="icml25-epd-http", daemon=True)

@@ -31,6 +31,16 @@ from scipy.optimize import nnls
 from icml25.serving.request import Request, RequestMetrics
 
 MODES = ("aggregated", "pd", "epd")
+PROFILE_KEYS = {"encode": ("n", "seconds"), "prefill": ("n", "seconds"), "decode": ("batch", "ctx", "seconds"),
+                "transfer": ("bytes", "seconds")}
+
+
+def _count(x: object, name: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
+    if x < 0:
+        raise ValueError(f"{name} must be >= 0, got {x}")
+    return int(x)
 
 
 @dataclass(frozen=True)
@@ -57,15 +67,24 @@ class LatencyModel:
             raise ValueError("bandwidth must be > 0")
 
     def encode(self, n: int) -> float:
+        """Seconds to encode a batch of ``n`` images (0 for none)."""
+        n = _count(n, "n")
         return self.e0 + self.e1 * n if n else 0.0
 
     def prefill(self, tokens: int) -> float:
+        """Seconds to prefill ``tokens`` tokens (text + MM)."""
+        tokens = _count(tokens, "tokens")
         return self.p0 + self.p1 * tokens + self.p2 * tokens * tokens
 
     def decode(self, batch: int, ctx: int) -> float:
+        """Seconds of one decode step for ``batch`` requests holding ``ctx`` context tokens."""
+        batch, ctx = _count(batch, "batch"), _count(ctx, "ctx")
         return self.d0 + self.d1 * batch + self.d2 * ctx
 
     def transfer(self, nbytes: float) -> float:
+        """Seconds to move ``nbytes`` bytes between workers."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)) or not nbytes >= 0:
+            raise ValueError(f"nbytes must be a real >= 0, got {nbytes!r}")
         return nbytes / self.bandwidth
 
     @classmethod
@@ -73,9 +92,19 @@ class LatencyModel:
             kv_bytes_per_token: float = 0.0) -> LatencyModel:
         """Non-negative least squares on a profile (``ServingSystem.profile``: dicts with ``kind`` in encode,
         prefill, decode, transfer and their sizes and ``seconds``); a stage absent from the profile gets zeros."""
-        rows = {k: [p for p in profile if p.get("kind") == k] for k in ("encode", "prefill", "decode", "transfer")}
+        if not isinstance(profile, (list, tuple)) or not all(isinstance(p, dict) for p in profile):
+            raise TypeError(f"profile must be a list of dicts (ServingSystem.profile), got {type(profile).__name__}")
+        for name, value in (("mm_bytes_per_image", mm_bytes_per_image), ("kv_bytes_per_token", kv_bytes_per_token)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"{name} must be a real >= 0, got {value!r}")
+        rows = {k: [p for p in profile if p.get("kind") == k] for k in PROFILE_KEYS}
         if not any(rows.values()):
             raise ValueError("profile has no encode, prefill, decode or transfer record")
+        for kind, recs in rows.items():
+            for rec in recs:
+                if not all(isinstance(rec.get(k), (int, float)) and math.isfinite(rec[k]) and rec[k] >= 0
+                           for k in PROFILE_KEYS[kind]):
+                    raise ValueError(f"profile {kind} records need finite {PROFILE_KEYS[kind]} >= 0, got {rec}")
 
         def solve(design: list[list[float]], seconds: list[float], n: int) -> np.ndarray:
             if len(seconds) < n:
@@ -116,6 +145,8 @@ class SimConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if not isinstance(self.irp, bool):
+            raise TypeError(f"irp must be a bool, got {type(self.irp).__name__}")
         for name in ("n_encode", "n_prefill", "n_decode", "tokens_per_image", "max_images_per_batch",
                      "max_decode_batch", "kv_capacity_tokens"):
             value = getattr(self, name)
@@ -139,8 +170,21 @@ class SimRequest:
     prompt_len: int
     output_len: int
 
+    def __post_init__(self) -> None:
+        if isinstance(self.arrival, bool) or not isinstance(self.arrival, (int, float)) or not self.arrival >= 0:
+            raise ValueError(f"arrival must be a real >= 0, got {self.arrival!r}")
+        for name in ("n_images", "prompt_len", "output_len"):
+            _count(getattr(self, name), name)
+        if self.output_len < 1:
+            raise ValueError(f"output_len must be >= 1, got {self.output_len}")
+        if self.n_images + self.prompt_len < 1:
+            raise ValueError("a request needs n_images >= 1 or prompt_len >= 1")
+
     @classmethod
     def from_request(cls, req: Request) -> SimRequest:
+        """The sizes of a :class:`~icml25.serving.request.Request`."""
+        if not isinstance(req, Request):
+            raise TypeError(f"req must be a Request, got {type(req).__name__}")
         return cls(req.arrival, req.n_images, len(req.prompt), req.sampling.max_new_tokens)
 
 
@@ -156,7 +200,7 @@ class RoleSwitcher:
     threshold: float = 0.5
     window: float = 1.0
     switch_cost: float = 0.05
-    switches: list[tuple[float, str, str]] = field(default_factory=list)
+    switches: list[tuple[float, str, str]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         for name in ("threshold", "window", "switch_cost"):
@@ -213,7 +257,7 @@ class _Sim:
             self.admit()
             return
         self.m[i].encode_start = self.now
-        pool = [w for w in self.e_workers if w["role"] == "E"]
+        pool = [w for w in self.e_workers if w["role"] == "E" and not w.get("switch_to")]
         load = lambda w: len(w["q"]) + w["busy"]  # noqa: E731
         if self.cfg.irp:
             for _ in range(r.n_images):
@@ -285,7 +329,7 @@ class _Sim:
             self.start_prefill(w)
 
     def p_pool(self) -> list[dict]:
-        return [w for w in self.p_workers + self.e_workers if w["role"] == "P"]
+        return [w for w in self.p_workers + self.e_workers if w["role"] == "P" and not w.get("switch_to")]
 
     def start_prefill(self, w: dict) -> None:
         if w["busy"] or not w["q"] or w["role"] != "P":
@@ -397,6 +441,8 @@ def simulate(config: SimConfig, trace: Sequence[Request | SimRequest], latency: 
         raise TypeError(f"latency must be a LatencyModel, got {type(latency).__name__}")
     if switcher is not None and not isinstance(switcher, RoleSwitcher):
         raise TypeError(f"switcher must be a RoleSwitcher or None, got {type(switcher).__name__}")
+    if not isinstance(trace, (list, tuple)):
+        raise TypeError(f"trace must be a list of Request or SimRequest, got {type(trace).__name__}")
     reqs = [SimRequest.from_request(r) if isinstance(r, Request) else r for r in trace]
     if not reqs or not all(isinstance(r, SimRequest) for r in reqs):
         raise ValueError("trace must be a non-empty sequence of Request or SimRequest")

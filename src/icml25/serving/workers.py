@@ -75,7 +75,8 @@ def run_prefill(model, prompt: list[int], mm_tokens):
     """Prefill one request; returns (first greedy token, KV cache)."""
     import torch
 
-    logits, kv = model.prefill(torch.tensor(prompt, dtype=torch.long), mm_tokens)
+    mm = None if mm_tokens is None else mm_tokens.reshape(-1, mm_tokens.shape[-1])
+    logits, kv = model.prefill(torch.tensor(prompt, dtype=torch.long), mm)
     return int(logits.argmax()), kv
 
 
