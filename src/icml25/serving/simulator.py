@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import numbers
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -102,7 +103,7 @@ class LatencyModel:
             raise ValueError("profile has no encode, prefill, decode or transfer record")
         for kind, recs in rows.items():
             for rec in recs:
-                if not all(isinstance(rec.get(k), (int, float)) and math.isfinite(rec[k]) and rec[k] >= 0
+                if not all(isinstance(rec.get(k), numbers.Real) and math.isfinite(rec[k]) and rec[k] >= 0
                            for k in PROFILE_KEYS[kind]):
                     raise ValueError(f"profile {kind} records need finite {PROFILE_KEYS[kind]} >= 0, got {rec}")
 
@@ -257,7 +258,7 @@ class _Sim:
             self.admit()
             return
         self.m[i].encode_start = self.now
-        pool = [w for w in self.e_workers if w["role"] == "E" and not w.get("switch_to")]
+        pool = self.pool("E")
         load = lambda w: len(w["q"]) + w["busy"]  # noqa: E731
         if self.cfg.irp:
             for _ in range(r.n_images):
@@ -290,15 +291,15 @@ class _Sim:
 
     def after_job(self, w: dict) -> None:
         if w.get("switch_to"):
-            role = w.pop("switch_to")
-            self.at(self.now + self.switcher.switch_cost, self.join_role, w, role)
+            self.at(self.now + self.switcher.switch_cost, self.join_role, w, w["switch_to"])
             return
         (self.start_encode if w["role"] == "E" else self.start_prefill)(w)
 
     def join_role(self, w: dict, role: str) -> None:
         w["role"] = role
+        del w["switch_to"]
         if role == "E":  # take a share of the queued images of the other E workers
-            pool = [x for x in self.e_workers if x["role"] == "E" and x is not w]
+            pool = [x for x in self.pool("E") if x is not w]
             for x in pool:
                 while len(x["q"]) > len(w["q"]) + 1:
                     w["q"].append(x["q"].pop())
@@ -323,13 +324,14 @@ class _Sim:
                 d["prefill"].append(i)
                 self.step_decode(d)
                 continue
-            pool = [w for w in self.p_pool()]
+            pool = [w for w in self.pool("P")]
             w = min(pool, key=lambda w: len(w["q"]) + w["busy"])
             w["q"].append((i, d))
             self.start_prefill(w)
 
-    def p_pool(self) -> list[dict]:
-        return [w for w in self.p_workers + self.e_workers if w["role"] == "P" and not w.get("switch_to")]
+    def pool(self, role: str) -> list[dict]:
+        """The workers serving ``role`` now (a worker being switched serves neither)."""
+        return [w for w in self.e_workers + self.p_workers if w["role"] == role and not w.get("switch_to")]
 
     def start_prefill(self, w: dict) -> None:
         if w["busy"] or not w["q"] or w["role"] != "P":
@@ -412,12 +414,12 @@ class _Sim:
     # ----- role switching (E <-> P)
     def check_switch(self) -> None:
         sw = self.switcher
-        pools = {"E": [w for w in self.e_workers if w["role"] == "E"], "P": self.p_pool()}
+        pools = {"E": self.pool("E"), "P": self.pool("P")}
         e_work = sum(len(w["q"]) for w in self.e_workers) * self.lat.encode(1)
-        p_work = sum(self.lat.prefill(self.m[i].prompt_len) for w in self.p_pool() for i, _ in w["q"])
+        p_work = sum(self.lat.prefill(self.m[i].prompt_len) for w in self.pool("P") for i, _ in w["q"])
         wait = {"E": e_work / max(len(pools["E"]), 1), "P": p_work / max(len(pools["P"]), 1)}
         hot, cold = ("E", "P") if wait["E"] > wait["P"] else ("P", "E")
-        donors = [w for w in pools[cold] if not w.get("switch_to")]
+        donors = pools[cold]
         if wait[hot] - wait[cold] > sw.threshold and len(donors) > 1:
             w = min(donors, key=lambda w: len(w["q"]) + w["busy"])
             sw.switches.append((self.now, cold, hot))
