@@ -482,9 +482,10 @@ class ServingSystem:
         kind, name = msg[0], msg[1]
         now = time.perf_counter()
         if kind == "encoded":
-            _, _, items, seconds, put_seconds = msg
+            _, _, items, seconds, put_seconds, cpu = msg
             self._load[name] -= len(items)
-            self.profile.append({"kind": "encode", "worker": name, "n": len(items), "seconds": seconds})
+            self.profile.append({"kind": "encode", "worker": name, "n": len(items), "seconds": seconds,
+                                 "cpu_seconds": cpu, "requests": sorted({rid for rid, *_ in items})})
             self.profile.append({"kind": "transfer", "worker": name, "bytes": sum(h.nbytes for *_, h in items),
                                  "seconds": put_seconds})
             for rid, idx, handle in items:

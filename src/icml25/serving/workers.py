@@ -245,13 +245,13 @@ def _encode_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
         if not pending:
             continue
         batch = [pending.popleft() for _ in range(min(spec.max_images_per_batch, len(pending)))]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         mm = _encode(model, np.stack([img for _, _, img in batch]), spec.max_images_per_batch)
         mem.activation(encode_activation_bytes(model, len(batch)))
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         t0 = time.perf_counter()
         items = [(rid, idx, transfer.put(mm[i], spec.prefix)) for i, (rid, idx, _) in enumerate(batch)]
-        outq.put(("encoded", spec.name, items, seconds, time.perf_counter() - t0))
+        outq.put(("encoded", spec.name, items, seconds, time.perf_counter() - t0, cpu))
 
 
 def _prefill_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
@@ -296,7 +296,10 @@ def _decode_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
     from icml25.serving import transfer
 
     batch = DecodeBatch(model, spec.max_decode_batch)
+    last = None
     while True:
+        if not len(batch):
+            last = None
         msg = _get(spec, inq, block=not len(batch))
         while msg is not _EMPTY:
             if _control(spec, mem, msg, outq):
@@ -309,22 +312,28 @@ def _decode_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
                 batch.add(rid, kv, first, max_new, stop)
             msg = _get(spec, inq, block=False)
         if len(batch):
-            _decode_once(batch, mem, spec, outq)
+            last = _decode_once(batch, mem, spec, outq, last)
 
 
-def _decode_once(batch: DecodeBatch, mem: _Memory, spec: WorkerSpec, outq) -> None:
+def _decode_once(batch: DecodeBatch, mem: _Memory, spec: WorkerSpec, outq, since: float | None) -> float:
+    """One decode step; the profiled seconds are the step's period: from ``since`` (the end of the previous step,
+    when the worker did nothing else in between) or from the step's start.  Returns the end time."""
     start = time.perf_counter()
     items, size, ctx = batch.step()
-    seconds = time.perf_counter() - start
+    end = time.perf_counter()
     mem.cache_peak = max(mem.cache_peak, batch.cache_bytes())
-    outq.put(("tokens", spec.name, items, seconds, size, ctx))
+    outq.put(("tokens", spec.name, items, end - (start if since is None else since), size, ctx))
+    return end
 
 
 def _aggregated_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
     """vLLM-style: one process encodes, prefills and decodes; waiting prefills go first (prefill priority)."""
     batch = DecodeBatch(model, spec.max_decode_batch)
     waiting: deque = deque()
+    last = None
     while True:
+        if not len(batch):
+            last = None
         msg = _get(spec, inq, block=not (len(batch) or waiting))
         while msg is not _EMPTY:
             if _control(spec, mem, msg, outq):
@@ -352,10 +361,11 @@ def _aggregated_loop(spec: WorkerSpec, model, mem: _Memory, inq, outq) -> None:
                 outq.put(("failed", spec.name, rid, str(error)))
                 continue
             outq.put(("first", spec.name, rid, token, timing, None))
+            last = None  # a prefill ran: the next decode period starts at its step
             if max_new > 1 and token != stop:
                 batch.add(rid, kv, token, max_new, stop)
         if len(batch) and not waiting:
-            _decode_once(batch, mem, spec, outq)
+            last = _decode_once(batch, mem, spec, outq, last)
 
 
 def _run_from_command_line(argv: list[str]) -> None:
