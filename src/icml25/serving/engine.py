@@ -183,6 +183,7 @@ class ServingSystem:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
                                                           env.get("PYTHONPATH")]))
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(self.threads)  # the worker's own thread pool
         names = self._names()
         self._finalizer = weakref.finalize(self, _stop_processes, self._procs, self._conns, self._listener,
                                            self.prefix)
@@ -201,7 +202,7 @@ class ServingSystem:
             if len(self._conns) < len(names):
                 raise RuntimeError(f"workers {sorted(set(names) - set(self._conns))} did not connect")
             for name, role in names.items():
-                self._conns[name].send(WorkerSpec(role, name, model.config(), state_path, self.prefix, self.threads,
+                self._conns[name].send(WorkerSpec(role, name, model.config(), state_path, self.prefix,
                                                   lim.max_images_per_batch, lim.max_prefill_tokens,
                                                   lim.max_decode_batch))
             self._wait_ready(timeout)

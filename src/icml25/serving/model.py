@@ -25,6 +25,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from icml25.utils.validation import check_scalar
+
 if TYPE_CHECKING:
     from icml25.utils.random import Seed
 
@@ -53,14 +55,6 @@ def _tensor(x: object, name: str, ndim: int, integer: bool = False) -> torch.Ten
     return x
 
 
-def _positive(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
-
-
 @dataclass(frozen=True)
 class EncoderConfig:
     """The vision encoder: ``image_size`` px images in ``patch`` px patches -> ``(image_size/patch)^2`` MM tokens."""
@@ -73,7 +67,7 @@ class EncoderConfig:
 
     def __post_init__(self) -> None:
         for name in ("image_size", "patch", "dim", "layers", "heads"):
-            _positive(name, getattr(self, name))
+            check_scalar(getattr(self, name), name, "int", min=1)
         if self.image_size % self.patch:
             raise ValueError(f"image_size must be a multiple of patch, got {self.image_size} and {self.patch}")
         if self.dim % self.heads:
@@ -96,7 +90,7 @@ class LMConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab", "dim", "layers", "heads", "max_len"):
-            _positive(name, getattr(self, name))
+            check_scalar(getattr(self, name), name, "int", min=1)
         if self.dim % self.heads:
             raise ValueError(f"dim must be a multiple of heads, got {self.dim} and {self.heads}")
 
@@ -287,7 +281,7 @@ class TinyLMM(nn.Module):
     @torch.no_grad()
     def generate(self, tokens: torch.Tensor, images: torch.Tensor | None = None, max_new_tokens: int = 16) -> list[int]:
         """Greedy generation for one request in this process (the reference the serving modes must match)."""
-        _positive("max_new_tokens", max_new_tokens)
+        check_scalar(max_new_tokens, "max_new_tokens", "int", min=1)
         tokens = self._ids(tokens, "tokens")
         mm = None if images is None else self.encode(images).flatten(0, 1)
         logits, kv = self.prefill(tokens, mm)

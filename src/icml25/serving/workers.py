@@ -3,9 +3,10 @@ and aggregated (E+P+D in one, vLLM-style).  All roles share :func:`run_prefill` 
 three modes compute the same greedy tokens (Singh et al., arXiv 2501.05460, Section 3).
 
 Each worker is one OS process (``python -m icml25.serving.workers ADDRESS NAME``, the authentication key on its
-stdin) that connects back to the system over a local socket (``multiprocessing.connection``).  Inside it, torch
-runs on ``threads`` threads (``torch.set_num_threads`` is called in the worker process only, never in the user's
-process).  A worker exits when it reads ``None``, and on its own when its connection to the system closes.
+stdin) that connects back to the system over a local socket (``multiprocessing.connection``).  Torch runs on
+``threads`` intra-op threads inside it: the system starts the worker with ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``
+set in the worker's own environment (the user's process and its environment are never changed).  A worker exits
+when it reads ``None``, and on its own when its connection to the system closes.
 
 Worker -> system messages (tuples on one shared queue): ``("ready", name, info)``, ``("encoded", name, items,
 seconds)``, ``("first", name, rid, token, timing, kv_handle)``, ``("tokens", name, items, seconds, batch, ctx)``,
@@ -37,7 +38,6 @@ class WorkerSpec:
     model_config: dict
     state_path: str
     prefix: str
-    threads: int = 1
     max_images_per_batch: int = 8
     max_prefill_tokens: int = 4096
     max_decode_batch: int = 32
@@ -166,9 +166,6 @@ def _stats(spec: WorkerSpec, mem: _Memory) -> dict:
 
 def worker_main(spec: WorkerSpec, inq, outq) -> None:
     """Entry point of a worker process: build the model, then serve messages until ``None``."""
-    import torch
-
-    torch.set_num_threads(spec.threads)
     try:
         model, mem = _build(spec)
         outq.put(("ready", spec.name, {"pid": os.getpid(), "param_bytes": mem.params,
