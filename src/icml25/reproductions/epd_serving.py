@@ -69,6 +69,17 @@ PAPER = Paper(
     quick_budget_s=120.0,
     extras=("torch", "serving"),
     commands=("icml25.serving.cli",),
+    known_misses={
+        CLAIM_IRP: "on the shared 2-core machine (load average 10-17) the second E worker gets no free core: the "
+                   "encode CPU on the critical path halves (0.50 x) but TTFT does not (0.94 x)",
+        CLAIM_SIM: "mean TTFT is predicted within 30 % for all three deployments (0.87-1.05 x), but TPOT of the "
+                   "disaggregated ones is under-predicted (PD 0.38 x, EPD 0.66 x): the P -> D hand-off and message "
+                   "latency on the loaded machine are not in the fitted step model",
+        CLAIM_SCALE: "with the illustrative GPU preset, splitting 8 devices into stages costs EPD more encode/prefill "
+                     "throughput than its memory gains return (14 req/s: EPD 57 %, aggregated 72 %, PD 61 %)",
+        CLAIM_SWITCH: "the allocator's n_E is not monotone (2, 3, 2, 2 for 0-1 ... 9-12 images) and E <-> P role "
+                      "switching loses 13 +- 11 attainment points against the static phase-1 config",
+    },
 )
 
 DEPLOYMENTS = {"aggregated": {"mode": "aggregated", "n_decode": 2}, "pd": {"mode": "pd"},
