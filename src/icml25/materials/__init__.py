@@ -61,6 +61,7 @@ _EXPORTS = {
     "chiral_structure": "icml25.materials.rep_codegen.data",
     "structure_bank": "icml25.materials.rep_codegen.data",
     "emt_dataset": "icml25.materials.rep_codegen.data",
+    "FakeOpenAIServer": "icml25.materials.rep_codegen.fake_server",
     "CrystalGNN": "icml25.materials.rep_codegen.predict",
     "fit_property": "icml25.materials.rep_codegen.predict",
     "amd": "icml25.materials.rep_codegen.predict",

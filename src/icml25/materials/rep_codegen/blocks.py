@@ -161,19 +161,19 @@ _LOOPS = '''    n, lengths = len(frac), np.linalg.norm(lattice, axis=1)
 _HEADER = re.compile(r"^# genes: (\{.*\})\s*$", re.MULTILINE)
 
 
-def check_genes(genes: Mapping[str, Any]) -> dict[str, Any]:
+def check_genes(genes: Mapping[str, Any], name: str = "genes") -> dict[str, Any]:
     """``genes`` validated and normalised: ``{"neighbours", "cutoff", "features": sorted tuple}``."""
-    check_instance(genes, "genes", Mapping, "a mapping with keys neighbours, cutoff, features")
+    check_instance(genes, name, Mapping, "a mapping with keys neighbours, cutoff, features")
     missing = {"neighbours", "cutoff", "features"} - set(genes)
     if missing:
-        raise ValueError(f"genes must have keys neighbours, cutoff and features, missing {sorted(missing)}")
+        raise ValueError(f"{name} must have keys neighbours, cutoff and features, missing {sorted(missing)}")
     features = genes["features"]
     if isinstance(features, str) or not isinstance(features, (list, tuple, set, frozenset)):
-        raise TypeError(f"genes['features'] must be a list of block names, got {features!r}")
+        raise TypeError(f"{name}['features'] must be a list of block names, got {features!r}")
     for f in features:
-        check_choice(f, "genes['features']", FEATURES)
-    return {"neighbours": check_choice(genes["neighbours"], "genes['neighbours']", NEIGHBOURS),
-            "cutoff": check_choice(genes["cutoff"], "genes['cutoff']", CUTOFFS),
+        check_choice(f, f"{name}['features']", FEATURES)
+    return {"neighbours": check_choice(genes["neighbours"], f"{name}['neighbours']", NEIGHBOURS),
+            "cutoff": check_choice(genes["cutoff"], f"{name}['cutoff']", CUTOFFS),
             "features": tuple(sorted(set(features)))}
 
 

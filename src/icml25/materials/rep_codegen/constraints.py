@@ -51,11 +51,14 @@ def local_representation(source: str) -> Represent:
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:
     """A uniformly random proper rotation matrix."""
+    rng = as_generator(rng, "rng")
     return Rotation.random(random_state=rng).as_matrix()
 
 
 def random_unimodular(rng: np.random.Generator, n_shears: int = 3) -> np.ndarray:
     """A random integer matrix with determinant +1: a product of elementary shears (row i += ±row j)."""
+    rng = as_generator(rng, "rng")
+    n_shears = check_scalar(n_shears, "n_shears", "int", min=0)
     m = np.eye(3, dtype=np.int64)
     for _ in range(n_shears):
         i, j = rng.choice(3, size=2, replace=False)
@@ -97,13 +100,13 @@ class Constraint:
 
 
 class _Invariance(Constraint):
-    def transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
+    def _transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
         raise NotImplementedError
 
     def check(self, represent: Represent, bank: Sequence[Crystal], rng: Seed = None) -> CheckResult:
         represent, bank, rng = self._inputs(represent, bank, rng)
         originals = [c for c in bank for _ in range(self.trials)]
-        moved = [self.transform(c, rng) for c in originals]
+        moved = [self._transform(c, rng) for c in originals]
         worst = self._pairs(represent, originals, moved)
         return self._result(worst, f"largest node-matched difference over {len(moved)} transformed structures")
 
@@ -114,7 +117,7 @@ class PermutationInvariance(_Invariance):
     name = "C1_permutation"
     description = "Randomly permuting the order of the atoms must give the same graph up to node relabelling."
 
-    def transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
+    def _transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
         return crystal.permute(rng.permutation(crystal.n_atoms))
 
 
@@ -124,7 +127,7 @@ class TranslationInvariance(_Invariance):
     name = "C2_translation"
     description = "Translating all atoms by the same vector (wrapped into the cell) must give the same graph."
 
-    def transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
+    def _transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
         return crystal.translate(rng.random(3))
 
 
@@ -134,7 +137,7 @@ class RotationInvariance(_Invariance):
     name = "C3_rotation"
     description = "Rotating the whole crystal by any proper rotation must give the same graph."
 
-    def transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
+    def _transform(self, crystal: Crystal, rng: np.random.Generator) -> Crystal:
         return crystal.rotate(random_rotation(rng))
 
 

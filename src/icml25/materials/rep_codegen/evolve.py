@@ -20,7 +20,7 @@ from icml25.materials.rep_codegen.data import structure_bank
 from icml25.materials.rep_codegen.llm import LLMClient, extract_code, random_genes
 from icml25.materials.rep_codegen.sandbox import EvalReport, run_candidate
 from icml25.utils.random import Seed, as_generator
-from icml25.utils.validation import check_instance, check_scalar, check_sequence
+from icml25.utils.validation import check_choice, check_instance, check_scalar, check_sequence
 
 TASK = """You write Python code that turns a periodic crystal into a graph for a graph neural network.
 Define `represent(lattice, frac_coords, numbers)`: `lattice` is a (3, 3) array whose rows are the cell vectors
@@ -149,6 +149,8 @@ class RepCodeGen:
 
     def messages(self, parents: Sequence[Candidate], stage: str) -> list[dict[str, str]]:
         """The prompt for one new candidate: the task, the constraints, the parents' code and reports."""
+        parents = check_sequence(parents, "parents", min_len=1, item=lambda p, n: check_instance(p, n, Candidate))
+        stage = check_choice(stage, "stage", ("generate", "evolve"))
         shown = "\n\n".join(f"Code {i + 1} (passes {p.report.n_passed}/{len(self.constraints)}):\n```python\n"
                             f"{p.source}```\nEvaluation:\n{self._feedback(p)}" for i, p in enumerate(parents))
         ask = ("Combine the strengths of these codes into one better code." if len(parents) > 1 else

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from icml25.utils.validation import check_array, check_instance, check_scalar
+from icml25.utils.validation import check_array, check_bool, check_instance, check_scalar
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +82,7 @@ def graph_distance(g1: Graph, g2: Graph, repeat: int = 1, pseudo: bool = True) -
     check_instance(g1, "g1", Graph)
     check_instance(g2, "g2", Graph)
     repeat = check_scalar(repeat, "repeat", "int", min=1)
+    pseudo = check_bool(pseudo, "pseudo")
     if g1.n_nodes != repeat * g2.n_nodes or g1.n_edges != repeat * g2.n_edges:
         return float("inf")
     if g1.node_feats.shape[1] != g2.node_feats.shape[1] or g1.edge_feats.shape[1] != g2.edge_feats.shape[1] \

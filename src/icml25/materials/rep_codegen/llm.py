@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from icml25.materials.rep_codegen.blocks import CUTOFFS, FEATURES, NEIGHBOURS, compose, genes_of
+from icml25.materials.rep_codegen.blocks import CUTOFFS, FEATURES, NEIGHBOURS, check_genes, compose, genes_of
 from icml25.utils.random import Seed, as_generator
 from icml25.utils.validation import check_instance, check_scalar, check_sequence
 
@@ -119,6 +119,7 @@ def random_genes(rng: np.random.Generator) -> dict[str, Any]:
 def mutate(genes: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """One edit: switch the neighbour rule or the cutoff, or add, remove or replace one feature block."""
     rng = as_generator(rng, "rng")
+    genes = check_genes(genes)
     out = {**genes, "features": list(genes["features"])}
     op = ("neighbours", "cutoff", "add", "remove", "replace")[rng.integers(5)]
     absent = [f for f in FEATURES if f not in out["features"]]
@@ -138,6 +139,7 @@ def mutate(genes: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
 def crossover(a: dict[str, Any], b: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """The union of two parents' feature blocks; neighbour rule and cutoff each from a random parent."""
     rng = as_generator(rng, "rng")
+    a, b = check_genes(a, "a"), check_genes(b, "b")
     return {"neighbours": (a, b)[rng.integers(2)]["neighbours"], "cutoff": (a, b)[rng.integers(2)]["cutoff"],
             "features": tuple(sorted(set(a["features"]) | set(b["features"])))}
 

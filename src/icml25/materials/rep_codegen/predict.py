@@ -13,7 +13,7 @@ from torch import nn
 from icml25.materials.rep_codegen.crystal import Crystal
 from icml25.materials.rep_codegen.graph import Graph
 from icml25.utils.random import Seed, as_generator, init_rng, torch_generator
-from icml25.utils.validation import check_array, check_instance, check_scalar, check_sequence
+from icml25.utils.validation import check_array, check_instance, check_scalar, check_sequence, check_tensor
 
 
 def _edge_inputs(g: Graph) -> np.ndarray:
@@ -48,6 +48,18 @@ class CrystalGNN(nn.Module):
     def forward(self, nodes: torch.Tensor, edge_index: torch.Tensor, edges: torch.Tensor,
                 batch: torch.Tensor, n_graphs: int) -> torch.Tensor:
         """One prediction per graph of a disjoint union (``batch`` gives each node's graph)."""
+        nodes = check_tensor(nodes, "nodes", ndim=2, floating=True)
+        edges = check_tensor(edges, "edges", ndim=2, floating=True)
+        edge_index = check_tensor(edge_index, "edge_index", ndim=2)
+        batch = check_tensor(batch, "batch", ndim=1)
+        n_graphs = check_scalar(n_graphs, "n_graphs", "int", min=1)
+        if edge_index.shape[0] != 2 or edge_index.shape[1] != len(edges) or len(batch) != len(nodes):
+            raise ValueError(f"edge_index must be (2, E) with E = len(edges) and batch one entry per node, got "
+                             f"{tuple(edge_index.shape)}, {len(edges)} edges, {len(batch)} for {len(nodes)} nodes")
+        if edge_index.is_floating_point() or batch.is_floating_point():
+            raise TypeError("edge_index and batch must be integer tensors")
+        if len(nodes) == 0 or (len(batch) and int(batch.max()) >= n_graphs):
+            raise ValueError(f"nodes must be non-empty and batch must be < n_graphs, got {n_graphs}")
         h = self.embed(nodes)
         e = self.edge(edges)
         src, dst = edge_index
