@@ -12,6 +12,7 @@ from icml25.materials import (  # noqa: E402
     REFERENCE_GENES,
     CandidateError,
     Crystal,
+    Discriminativeness,
     FakeOpenAIServer,
     Graph,
     LipschitzContinuity,
@@ -107,6 +108,14 @@ def test_chirality_is_detected_and_lipschitz_catches_a_hard_cutoff():
     assert ReflectionEquivariance().check(hard, BANK[:1], rng=0).passed
 
 
+def test_discriminativeness_rejects_constant_features():
+    constant = local_representation(compose(REFERENCE_GENES["constant"]))
+    assert PeriodicInvariance().check(constant, BANK, rng=0).passed
+    assert not Discriminativeness().check(constant, BANK).passed
+    assert Discriminativeness().check(local_representation(compose(REFERENCE_GENES["cgcnn"])), BANK).passed
+    assert len(default_constraints(discriminative=True)) == 7
+
+
 def test_sandbox_matches_in_process_results():
     source = compose(REFERENCE_GENES["cgcnn"])
     with Sandbox(source) as box:
@@ -121,7 +130,7 @@ def test_sandbox_matches_in_process_results():
 
 @pytest.mark.parametrize("source, reason", [
     ("def represent(a, b, c):\n    while True:\n        pass\n", "timed out"),
-    ("def represent(a, b, c):\n    x = []\n    while True:\n        x.append(np.ones(10**7))\n", "MemoryError"),
+    ("def represent(a, b, c):\n    x = []\n    while True:\n        x.append(np.empty(10**8))\n", "MemoryError"),
     ("def represent(a, b, c):\n    raise RuntimeError('boom')\n", "boom"),
     ("def represent(a, b, c):\n    return Graph(np.full((len(c), 1), np.nan), np.zeros((2, 0), int), "
      "np.zeros((0, 1)))\n", "finite"),

@@ -45,8 +45,9 @@ from icml25.materials import (
     structure_bank,
 )
 
-CLAIM_CHECKERS = "the six checkers give the expected pass/fail matrix on reference codes; the sandbox contains hostile code"
-CLAIM_EVOLUTION = "evolution from the base codes reaches all six constraints in >= 4 of 5 seeds"
+CLAIM_CHECKERS = ("the six checkers give the expected pass/fail matrix on reference codes; the sandbox contains "
+                  "hostile code")
+CLAIM_EVOLUTION = "evolution from the base codes reaches all six constraints (and is not degenerate) in >= 4 of 5 seeds"
 CLAIM_PROPERTY = "the evolved representation predicts energy per atom with MAE <= 0.95 x the CGCNN-style base"
 CLAIM_LLM = "the OpenAI-compatible agent path completes a generation; malformed replies are failures, not crashes"
 
@@ -62,22 +63,24 @@ PAPER = Paper(
     known_misses={},
 )
 
-NAMES = ("C1_permutation", "C2_translation", "C3_rotation", "C4_periodic", "C5_reflection", "C6_lipschitz")
+NAMES = ("C1_permutation", "C2_translation", "C3_rotation", "C4_periodic", "C5_reflection", "C6_lipschitz",
+         "C7_discriminative")
 # What each reference code's construction implies (1 = passes), in the order of NAMES.
 EXPECTED = {
-    "cgcnn": (1, 1, 1, 1, 0, 0),          # invariant distances: mirror-blind; hard cutoff jumps
-    "knn": (1, 1, 1, 1, 0, 1),            # 12-NN with distance features only: continuous, mirror-blind
-    "knn_angle": (1, 0, 0, 0, 0, 0),      # angles of a tie-broken 12-NN set depend on atom order and cell
-    "matformer": (1, 1, 1, 0, 0, 0),      # lattice-vector self-loops depend on the basis
-    "hard_cutoff": (1, 1, 1, 1, 1, 0),    # chirality-aware but a hard cutoff
-    "frac_nodes": (1, 0, 1, 0, 0, 0),     # fractional coordinates as node features
-    "cartesian": (1, 1, 0, 1, 0, 1),      # raw Cartesian edge vectors
-    "smooth_triple": (1, 1, 1, 1, 1, 1),  # smooth cutoff + signed triple products
+    "cgcnn": (1, 1, 1, 1, 0, 0, 1),          # invariant distances: mirror-blind; hard cutoff jumps
+    "knn": (1, 1, 1, 1, 0, 1, 1),            # 12-NN with distance features only: continuous, mirror-blind
+    "knn_angle": (1, 0, 0, 0, 0, 0, 1),      # angles of a tie-broken 12-NN set depend on atom order and cell
+    "matformer": (1, 1, 1, 0, 0, 0, 1),      # lattice-vector self-loops depend on the basis
+    "hard_cutoff": (1, 1, 1, 1, 1, 0, 1),    # chirality-aware but a hard cutoff
+    "frac_nodes": (1, 0, 1, 0, 0, 0, 1),     # fractional coordinates as node features
+    "cartesian": (1, 1, 0, 1, 0, 1, 1),      # raw Cartesian edge vectors
+    "constant": (1, 1, 1, 1, 0, 1, 0),       # 12-NN with a constant edge feature: trivially invariant
+    "smooth_triple": (1, 1, 1, 1, 1, 1, 1),  # smooth cutoff + signed triple products
 }
 HOSTILE = {
     "infinite_loop": "def represent(lattice, frac_coords, numbers):\n    while True:\n        pass\n",
     "memory_bomb": "def represent(lattice, frac_coords, numbers):\n    hoard = []\n    while True:\n"
-                   "        hoard.append(np.ones(10**7))\n",
+                   "        hoard.append(np.empty(10**8))\n",
     "forbidden_import": "import os\n\ndef represent(lattice, frac_coords, numbers):\n    return os.listdir('/')\n",
     "runtime_import": "def represent(lattice, frac_coords, numbers):\n    s = __builtins__['__import__']('socket')\n",
     "syntax_error": "def represent(lattice, frac_coords, numbers:\n    return 1\n",
@@ -102,9 +105,9 @@ class Sizes:
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(2, 1, 40, 20, 2, 1), quick=Sizes(6, 4, 300, 100, 25, 3),
+    sz = run.pick(smoke=Sizes(2, 1, 40, 20, 2, 1), quick=Sizes(5, 4, 300, 100, 25, 3),
                   full=Sizes(8, 5, 800, 200, 60, 3))
-    constraints = default_constraints()
+    constraints = default_constraints(discriminative=True)
     bank = structure_bank(0)
     run.progress(0.0, "reference codes and hostile candidates")
     checkers = _checkers(constraints, bank)
@@ -116,7 +119,8 @@ def reproduce(run: Run) -> Result:
                           generations=sz.generations, seed=seed, cache=cache)
         history = loop.run()
         rand = random_search(history.n_evaluated, constraints, bank, seed=seed, cache=cache)
-        evolution.append({"seed": seed, "curve": history.best_per_generation, "best_passed": history.best.report.n_passed,
+        evolution.append({"seed": seed, "curve": history.best_per_generation,
+                          "best_passed": history.best.report.n_passed,
                           "best_genes": genes_of(history.best.source), "best_source": history.best.source,
                           "n_evaluated": history.n_evaluated, "random_passed": rand.best.report.n_passed,
                           "random_curve": rand.best_per_generation,
@@ -165,7 +169,7 @@ def _claim_checkers(checkers: dict, alive: list[int]) -> Claim:
     contained = all(h["failed"] for h in checkers["hostile"].values())
     return Claim(
         text=CLAIM_CHECKERS,
-        criterion=f"the pass/fail matrix of {len(EXPECTED)} reference codes over C1-C6, evaluated in the sandbox, "
+        criterion=f"the pass/fail matrix of {len(EXPECTED)} reference codes over C1-C7, evaluated in the sandbox, "
                   f"equals the one their construction implies; all {len(HOSTILE)} hostile candidates (infinite loop, "
                   "memory bomb, forbidden imports, syntax error, exception, NaN, wrong shape, huge output) are "
                   "recorded as failures; no sandbox process is alive at the end of the run",
@@ -186,7 +190,8 @@ def _claim_evolution(evolution: list[dict]) -> Claim:
     need = int(np.ceil(0.8 * len(evolution)))
     return Claim(
         text=CLAIM_EVOLUTION,
-        criterion=f"scripted agent, bases {', '.join(BASE_CODES)}: the best candidate passes all six checks in >= "
+        criterion=f"scripted agent, bases {', '.join(BASE_CODES)}: the best candidate passes C1-C6 and C7 "
+                  f"(non-degenerate: a 4 %-expanded copy gives a different graph) in >= "
                   f"{need} of {len(evolution)} seeds, the best-so-far number of passed checks never decreases, and "
                   "evolution succeeds in at least as many seeds as random search over the same library with the "
                   "same number of evaluated candidates",
@@ -259,7 +264,7 @@ def _claim_llm(llm: dict) -> Claim:
         text=CLAIM_LLM,
         criterion="RepCodeGen with OpenAICompatibleClient (the openai package) against a local fake server whose "
                   "four canned replies are: valid code, prose without code, HTTP 500, code with a forbidden import: "
-                  "one generation completes, the valid code passes all six checks, the other three are failed "
+                  "one generation completes, the valid code passes all seven checks, the other three are failed "
                   "candidates",
         paper="multiple LLM agents write, evaluate and evolve the code (Sec. 3, Fig. 2)",
         measured=llm | {"alive": len(llm["alive"])}, baseline={"replies": 4},

@@ -106,9 +106,12 @@ def main():
         counts = request["counts"]
         starts = np.concatenate([[0], np.cumsum(counts)])
         try:
-            graphs = [_as_arrays(represent(request["lattices"][i].copy(), request["frac"][starts[i]:starts[i + 1]].copy(),
-                                           request["numbers"][starts[i]:starts[i + 1]].copy()))
-                      for i in range(len(counts))]
+            graphs = []
+            for i in range(len(counts)):
+                part = slice(starts[i], starts[i + 1])
+                out = represent(request["lattices"][i].copy(), request["frac"][part].copy(),
+                                request["numbers"][part].copy())
+                graphs.append(_as_arrays(out))
             _write(proto_out, **_pack(graphs))
         except BaseException:  # noqa: BLE001 - every failure of the candidate is reported, never raised
             _write(proto_out, error=np.array(traceback.format_exc(limit=3)[-2000:]))

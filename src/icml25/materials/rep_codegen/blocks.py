@@ -217,6 +217,7 @@ REFERENCE_GENES = {
     "hard_cutoff": {"neighbours": "radius", "cutoff": "hard", "features": ("rbf", "triple")},
     "frac_nodes": {"neighbours": "radius", "cutoff": "smooth", "features": ("rbf", "frac")},
     "cartesian": {"neighbours": "radius", "cutoff": "smooth", "features": ("rbf", "cartesian")},
+    "constant": {"neighbours": "knn", "cutoff": "hard", "features": ()},
     "smooth_triple": {"neighbours": "radius", "cutoff": "smooth", "features": ("rbf", "angle", "triple")},
 }
 BASE_CODES = ("cgcnn", "knn", "matformer")

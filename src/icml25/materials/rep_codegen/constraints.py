@@ -270,25 +270,31 @@ class LipschitzContinuity(Constraint):
 
 
 class Discriminativeness(Constraint):
-    """C7 (optional): distinct, non-isometric structures of the bank give graphs that differ by more than
-    ``distinct``."""
+    """C7 (optional): a structure and a non-isometric copy of it (every length scaled by ``1 + strain``) give
+    graphs that differ by more than ``distinct``; rules out degenerate codes (constant features) that satisfy
+    every invariance trivially."""
 
     name = "C7_discriminative"
-    description = "Different (non-isometric) crystals must give different graphs."
+    description = "Different (non-isometric) crystals must give different graphs; constant features are not allowed."
 
-    def __init__(self, distinct: float = 1e-3) -> None:
+    def __init__(self, distinct: float = 1e-5, strain: float = 0.04) -> None:
         super().__init__(1, 0.0)
         self.distinct = check_scalar(distinct, "distinct", "real", min=0.0, inclusive="neither")
+        self.strain = check_scalar(strain, "strain", "real", min=0.0, max=0.5, inclusive="neither")
 
     def check(self, represent: Represent, bank: Sequence[Crystal], rng: Seed = None) -> CheckResult:
         represent, bank, _ = self._inputs(represent, bank, rng)
-        graphs = represent(bank)
-        closest = min((graph_distance(a, b) for i, a in enumerate(graphs) for b in graphs[i + 1:]), default=np.inf)
+        scaled = [Crystal(c.lattice * (1 + self.strain), c.frac_coords, c.numbers) for c in bank]
+        closest = min(graph_distance(a, b) for a, b in zip(represent(bank), represent(scaled), strict=True))
         return CheckResult(bool(closest > self.distinct), float(max(0.0, self.distinct - closest)),
-                           f"closest pair of distinct structures differs by {closest:.3g}")
+                           f"closest structure / scaled copy pair differs by {closest:.3g}")
 
 
-def default_constraints() -> list[Constraint]:
-    """C1-C6 with their default settings (the paper's six constraints, as we reconstruct them)."""
-    return [PermutationInvariance(), TranslationInvariance(), RotationInvariance(), PeriodicInvariance(),
-            ReflectionEquivariance(), LipschitzContinuity()]
+def default_constraints(discriminative: bool = False) -> list[Constraint]:
+    """C1-C6 with their default settings (the paper's six constraints, as we reconstruct them), and C7
+    (:class:`Discriminativeness`) when ``discriminative``."""
+    from icml25.utils.validation import check_bool
+
+    out = [PermutationInvariance(), TranslationInvariance(), RotationInvariance(), PeriodicInvariance(),
+           ReflectionEquivariance(), LipschitzContinuity()]
+    return out + [Discriminativeness()] if check_bool(discriminative, "discriminative") else out

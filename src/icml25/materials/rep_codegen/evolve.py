@@ -50,10 +50,10 @@ class Candidate:
     def source(self) -> str:
         return self.report.source
 
-    def rank_key(self) -> tuple[int, float, int]:
-        """Sort key: most constraints passed, then the smallest total violation, then the shortest code."""
-        total = sum(min(v, 1e6) if math.isfinite(v) else 1e6 for v in self.report.violations.values())
-        return -self.report.n_passed, total, len(self.source)
+    def rank_key(self) -> tuple[int, int]:
+        """Sort key: most constraints passed, then the newest (on a tie the offspring displaces its parent, the
+        neutral drift of (1 + lambda) evolution strategies, so the search can cross plateaus)."""
+        return -self.report.n_passed, -self.generation
 
 
 @dataclass
@@ -67,7 +67,7 @@ class History:
 
     @property
     def best(self) -> Candidate:
-        return min(self.candidates, key=Candidate.rank_key)
+        return min(reversed(self.candidates), key=Candidate.rank_key)
 
     @property
     def n_evaluated(self) -> int:
@@ -87,7 +87,7 @@ class RepCodeGen:
     constraints : the checkers (default: C1-C6, :func:`default_constraints`).
     bank : structures the checkers transform (default: :func:`structure_bank`).
     population : candidates written per generation (M).
-    keep : parents kept after each selection (P).
+    keep : parents kept after each selection (P): the best by constraints passed, ties to the newest.
     generations : number of generate/evaluate/evolve rounds (G).
     seed : the choice of operations and parents.
     base_codes : sources of the starting codes (default: the CGCNN, k-NN and Matformer-style references).
@@ -171,7 +171,7 @@ class RepCodeGen:
         history = History()
         for source in self.base_codes:
             history.candidates.append(Candidate(self.evaluate(source), "base", 0))
-        pop = sorted(range(len(history.candidates)), key=lambda i: history.candidates[i].rank_key())[:self.keep]
+        pop = sorted(range(len(history.candidates)), key=lambda i: (*history.candidates[i].rank_key(), -i))[:self.keep]
         history.populations.append(pop)
         history.best_per_generation.append(history.candidates[pop[0]].report.n_passed)
         for gen in range(1, self.generations + 1):
@@ -195,7 +195,7 @@ class RepCodeGen:
                     report = self.evaluate(source)
                 history.candidates.append(Candidate(report, origin, gen))
             ranked = sorted({*pop, *range(len(history.candidates) - self.population, len(history.candidates))},
-                            key=lambda i: history.candidates[i].rank_key())
+                            key=lambda i: (*history.candidates[i].rank_key(), -i))
             pop = ranked[:self.keep]
             history.populations.append(pop)
             history.best_per_generation.append(history.candidates[pop[0]].report.n_passed)

@@ -32,7 +32,8 @@ class Graph:
             raise ValueError(f"edge_index must be a (2, E) integer array, got shape {index.shape}, {index.dtype}")
         index = index.astype(np.int64)
         if index.size and (index.min() < 0 or index.max() >= len(nodes)):
-            raise ValueError(f"edge_index must hold node indices in [0, {len(nodes)}), got {index.min()}..{index.max()}")
+            raise ValueError(f"edge_index must hold node indices in [0, {len(nodes)}), "
+                             f"got {index.min()}..{index.max()}")
         edges = check_array(self.edge_feats, "edge_feats", dtype=float, ndim=2)
         if edges.shape[0] != index.shape[1]:
             raise ValueError(f"edge_feats must have one row per edge ({index.shape[1]}), got {edges.shape[0]}")

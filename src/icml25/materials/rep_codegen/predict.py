@@ -89,7 +89,8 @@ def fit_property(train_graphs: Sequence[Graph], y_train: np.ndarray, test_graphs
                  lr: float = 3e-3, seed: Seed = 0) -> tuple[CrystalGNN, float]:
     """Train a :class:`CrystalGNN` (Adam, cosine learning-rate decay, L1 loss on standardised targets) and
     return it with its test mean absolute error (in the units of ``y``)."""
-    train_graphs = check_sequence(train_graphs, "train_graphs", min_len=2, item=lambda g, n: check_instance(g, n, Graph))
+    train_graphs = check_sequence(train_graphs, "train_graphs", min_len=2,
+                                  item=lambda g, n: check_instance(g, n, Graph))
     test_graphs = check_sequence(test_graphs, "test_graphs", min_len=1, item=lambda g, n: check_instance(g, n, Graph))
     y_train = check_array(y_train, "y_train", dtype=float, ndim=1)
     y_test = check_array(y_test, "y_test", dtype=float, ndim=1)
