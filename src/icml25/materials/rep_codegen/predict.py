@@ -12,7 +12,7 @@ from torch import nn
 
 from icml25.materials.rep_codegen.crystal import Crystal
 from icml25.materials.rep_codegen.graph import Graph
-from icml25.utils.random import Seed, as_generator, init_rng, torch_generator
+from icml25.utils.random import Seed, as_generator, init_rng
 from icml25.utils.validation import check_array, check_instance, check_scalar, check_sequence, check_tensor
 
 
@@ -112,7 +112,6 @@ def fit_property(train_graphs: Sequence[Graph], y_train: np.ndarray, test_graphs
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     rng = as_generator(seed)
     target = torch.as_tensor((y_train - mu) / sd, dtype=torch.float32)
-    torch_generator(seed)  # validates seed for torch as well
     for _ in range(epochs):
         order = rng.permutation(len(train_graphs))
         for start in range(0, len(order), batch_size):
