@@ -92,7 +92,7 @@ class RaRSQ(nn.Module):
         """``|a - psi(z_hat)|² + quantizer loss`` (masked over padded steps) and its parts."""
         recon, indices, vq_loss = self(chunks)
         mse = _masked_mse(recon, chunks, mask)
-        return mse + vq_loss, {"mse": float(mse), "vq_loss": float(vq_loss), "indices": indices}
+        return mse + vq_loss, {"mse": float(mse.detach()), "vq_loss": float(vq_loss.detach()), "indices": indices}
 
     @torch.no_grad()
     def encode(self, chunks: torch.Tensor) -> torch.Tensor:
@@ -268,7 +268,7 @@ class CausalSkillTransformer(_Normalised):
             pred = self.rarsq.decode(codes) + self.offset_head(g).view_as(chunks)
             mse = _masked_mse(pred, chunks, mask)
             loss = loss + self.offset_weight * mse
-            metrics["mse"] = float(mse)
+            metrics["mse"] = float(mse.detach())
         return loss, metrics
 
     @torch.no_grad()
@@ -335,7 +335,7 @@ class ChunkMLPPolicy(_Normalised):
         """Masked chunk MSE."""
         chunks = _check_chunks(chunks, self.chunk, self.action_dim)
         mse = _masked_mse(self(obs, tasks), chunks, mask)
-        return mse, {"mse": float(mse)}
+        return mse, {"mse": float(mse.detach())}
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, tasks: torch.Tensor, *, seed: Seed = None) -> torch.Tensor:
