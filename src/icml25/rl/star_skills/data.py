@@ -16,7 +16,7 @@ import torch
 from gymnasium import spaces
 
 from icml25.rl.star_skills.planar import PLANAR_TASKS, PlanarSkillsEnv, PlanarSkillsExpert
-from icml25.utils.random import Seed, as_generator, int_seed
+from icml25.utils.random import Seed, as_generator, check_seed, int_seed
 from icml25.utils.validation import check_array, check_callable, check_choice, check_scalar, check_sequence
 
 __all__ = ["MT10_TASKS", "MetaWorldTaskEnv", "collect_metaworld_demos", "collect_planar_demos", "make_metaworld_env",
@@ -54,7 +54,9 @@ class MetaWorldTaskEnv(gymnasium.Env):
         self._t = -1
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         self.env.seed(int(self.np_random.integers(2**31)))
         obs, _ = self.env.reset()
         self._t = 0

@@ -15,7 +15,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from icml25.utils.random import Seed, as_generator
+from icml25.utils.random import Seed, as_generator, check_seed
 from icml25.utils.validation import check_array, check_choice, check_scalar
 
 __all__ = ["PLANAR_TASKS", "PlanarSkillsEnv", "PlanarSkillsExpert"]
@@ -47,7 +47,9 @@ class PlanarSkillsEnv(gymnasium.Env):
         self._state: dict[str, Any] = {}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
         rng = self.np_random
         task = (options or {}).get("task", self.task)
         task = PLANAR_TASKS[int(rng.integers(len(PLANAR_TASKS)))] if task is None else check_choice(

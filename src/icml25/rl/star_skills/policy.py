@@ -33,11 +33,13 @@ def _mlp(sizes: Sequence[int]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _check_chunks(chunks, chunk: int, action_dim: int) -> torch.Tensor:
+def _check_chunks(chunks, chunk: int, action_dim: int, n_rows: int | None = None) -> torch.Tensor:
     check_tensor(chunks, "chunks", ndim=3, floating=True)
     if chunks.shape[1] != chunk or chunks.shape[2] != action_dim:
         raise ValueError(f"chunks must have shape [B, {chunk}, {action_dim}] (the trained chunk length and action "
                          f"size), got {tuple(chunks.shape)}")
+    if len(chunks) == 0 or (n_rows is not None and len(chunks) != n_rows):
+        raise ValueError(f"chunks must hold one chunk per row of obs ({n_rows}) and at least one, got {len(chunks)}")
     return chunks
 
 
@@ -162,8 +164,10 @@ class _Normalised(nn.Module):
         self.obs_std.copy_(std.clamp_min(1e-3))
 
     def _check_inputs(self, obs: torch.Tensor, tasks: torch.Tensor) -> torch.Tensor:
-        check_tensor(obs, "obs", ndim=3, floating=True, shape=(None, self.history, self.obs_dim))
-        check_tensor(tasks, "tasks", ndim=1, shape=(obs.shape[0],))
+        check_tensor(obs, "obs", ndim=3, floating=True, shape=(None, self.history, self.obs_dim), finite=True)
+        check_tensor(tasks, "tasks", ndim=1)
+        if len(tasks) != len(obs):
+            raise ValueError(f"tasks must hold one task id per row of obs ({len(obs)}), got {len(tasks)}")
         if tasks.is_floating_point() or (len(tasks) and (tasks.min() < 0 or tasks.max() >= self.n_tasks)):
             raise ValueError(f"tasks must be integers in [0, {self.n_tasks}), got {tasks.tolist()[:8]}")
         return (obs - self.obs_mean.to(obs.dtype)) / self.obs_std.to(obs.dtype)
@@ -228,7 +232,8 @@ class CausalSkillTransformer(_Normalised):
             self.offset_head = _mlp([d_model, d_model, rarsq.chunk * rarsq.action_dim])
 
     def train(self, mode: bool = True) -> CausalSkillTransformer:
-        super().train(mode)
+        """``nn.Module.train``; the stage-0 model stays in evaluation mode (frozen)."""
+        super().train(check_bool(mode, "mode"))
         self.rarsq.eval()
         return self
 
@@ -254,6 +259,8 @@ class CausalSkillTransformer(_Normalised):
         """``-sum_d w_d log P(k*_d | k*_<d, g_t) + lambda |a - (psi(sum_d e_{k*_d}) + zeta(g_t))|²`` with ``k*``
         the stage-0 codes of ``chunks`` (or the given ``codes [B, D]``; the second term needs ``chunks``)."""
         g = self._context(obs, tasks)
+        if chunks is not None:
+            chunks = _check_chunks(chunks, self.rarsq.chunk, self.rarsq.action_dim, len(obs))
         if codes is None:
             if chunks is None:
                 raise ValueError("chunks must be given when codes is None")
@@ -264,7 +271,6 @@ class CausalSkillTransformer(_Normalised):
         loss = (ce.mean(0) * self.code_weights.to(ce.dtype)).sum()
         metrics = {"ce": ce.mean(0).tolist()}
         if self.offset and chunks is not None:
-            chunks = _check_chunks(chunks, self.rarsq.chunk, self.rarsq.action_dim)
             pred = self.rarsq.decode(codes) + self.offset_head(g).view_as(chunks)
             mse = _masked_mse(pred, chunks, mask)
             loss = loss + self.offset_weight * mse
@@ -278,8 +284,8 @@ class CausalSkillTransformer(_Normalised):
         top_p = check_scalar(top_p, "top_p", "real", min=0.0, max=1.0, inclusive="right")
         temperature = check_scalar(temperature, "temperature", "real", min=0.0, inclusive="neither")
         greedy = check_bool(greedy, "greedy")
-        gen = torch_generator(seed, device=obs.device)
         g = self._context(obs, tasks)
+        gen = torch_generator(seed, device=obs.device)
         codes = torch.zeros(len(g), 0, dtype=torch.int64, device=g.device)
         for d in range(self.depth):
             logits = self._logits(g, codes)[:, d]
@@ -333,8 +339,9 @@ class ChunkMLPPolicy(_Normalised):
     def loss(self, obs: torch.Tensor, tasks: torch.Tensor, chunks: torch.Tensor,
              mask: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
         """Masked chunk MSE."""
-        chunks = _check_chunks(chunks, self.chunk, self.action_dim)
-        mse = _masked_mse(self(obs, tasks), chunks, mask)
+        pred = self(obs, tasks)
+        chunks = _check_chunks(chunks, self.chunk, self.action_dim, len(obs))
+        mse = _masked_mse(pred, chunks, mask)
         return mse, {"mse": float(mse.detach())}
 
     @torch.no_grad()

@@ -46,7 +46,9 @@ def rotate_to(r: torch.Tensor, e: torch.Tensor, eps: float = 1e-6) -> torch.Tens
     or ``r ≈ -c e``) fall back to the straight-through estimator (``dq/dr = I``).
     """
     check_tensor(r, "r", ndim=2, floating=True)
-    check_tensor(e, "e", ndim=2, floating=True, shape=tuple(r.shape))
+    check_tensor(e, "e", ndim=2, floating=True)
+    if e.shape != r.shape:
+        raise ValueError(f"e must have the shape of r {tuple(r.shape)}, got {tuple(e.shape)}")
     eps = check_scalar(eps, "eps", "real", min=0.0, inclusive="neither")
     return _rotate(r, e, eps)[0]
 
@@ -137,6 +139,8 @@ class ResidualSkillQuantizer(nn.Module):
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Quantize ``z [B, dim]``: ``(z_hat, indices [B, D] int64, loss)`` (Algorithm 1)."""
         check_tensor(z, "z", ndim=2, floating=True, shape=(None, self.dim))
+        if len(z) == 0:
+            raise ValueError("z must hold at least one row, got 0")
         if self.training and not bool(self.initialised):
             self._kmeans(z.detach())
         residual, z_hat = z, torch.zeros_like(z)
