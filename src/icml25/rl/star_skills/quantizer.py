@@ -101,7 +101,7 @@ class ResidualSkillQuantizer(nn.Module):
         paper writes one combined term and does not print ``beta``, 0.25 is VQ-VAE's value).
     ema : update the codebooks by exponential moving averages of their assigned residuals instead of the
         codebook loss (off by default, as in the paper).
-    ema_decay : the EMA decay.
+    ema_decay : the EMA decay (0.8, vector-quantize-pytorch's default).
     kmeans_init : initialise each codebook by k-means on the first training batch's residuals (off by default).
     dead_code_threshold : in training, replace codes used by fewer than this many rows of a batch with the
         batch's largest residuals (0, the default, disables restarts).
@@ -114,7 +114,7 @@ class ResidualSkillQuantizer(nn.Module):
     """
 
     def __init__(self, dim: int, codebook_size: int = 16, depth: int = 2, *, rotation: bool = True,
-                 beta: float = 0.25, ema: bool = False, ema_decay: float = 0.99, kmeans_init: bool = False,
+                 beta: float = 0.25, ema: bool = False, ema_decay: float = 0.8, kmeans_init: bool = False,
                  dead_code_threshold: int = 0, eps: float = 1e-6, seed: Seed = None) -> None:
         super().__init__()
         self.dim = check_scalar(dim, "dim", "int", min=1)
