@@ -17,7 +17,7 @@ from gymnasium import spaces
 
 from icml25.rl.star_skills.planar import PLANAR_TASKS, PlanarSkillsEnv, PlanarSkillsExpert
 from icml25.utils.random import Seed, as_generator, check_seed, int_seed
-from icml25.utils.validation import check_array, check_callable, check_choice, check_scalar, check_sequence
+from icml25.utils.validation import check_array, check_bool, check_callable, check_choice, check_scalar, check_sequence
 
 __all__ = ["MT10_TASKS", "MetaWorldTaskEnv", "collect_metaworld_demos", "collect_planar_demos", "make_metaworld_env",
            "rollout_success"]
@@ -165,7 +165,7 @@ def collect_planar_demos(n_demos: int = 20, tasks: Sequence[str] | None = None, 
 
 
 def rollout_success(policy, make_env: Callable[[int], gymnasium.Env], n_tasks: int, episodes: int = 10, *,
-                    max_steps: int = 200, n_exec: int | None = None, seed: Seed = None,
+                    max_steps: int = 200, n_exec: int | None = None, seed: Seed = None, close: bool = True,
                     **act_kw) -> dict[int, float]:
     """Closed-loop success rate per task over ``episodes`` episodes of each task ``0..n_tasks-1``.
 
@@ -173,12 +173,14 @@ def rollout_success(policy, make_env: Callable[[int], gymnasium.Env], n_tasks: i
     initial state; ``info["success"]`` marks success); each round runs one episode of every task in lockstep.
     ``policy.act(obs [B, history, obs_dim], tasks [B], seed=...)`` returns chunks ``[B, T, A]`` of which the
     first ``n_exec`` (default: all) actions are executed before re-planning. An episode succeeds if
-    ``info["success"]`` is true at any step within ``max_steps``.
+    ``info["success"]`` is true at any step within ``max_steps``. The environments are closed at the end unless
+    ``close=False`` (for a ``make_env`` that hands out cached environments).
     """
     check_callable(make_env, "make_env")
     n_tasks = check_scalar(n_tasks, "n_tasks", "int", min=1)
     episodes = check_scalar(episodes, "episodes", "int", min=1)
     max_steps = check_scalar(max_steps, "max_steps", "int", min=1)
+    close = check_bool(close, "close")
     if not callable(getattr(policy, "act", None)):
         raise TypeError(f"policy must have an act(obs, tasks) method, got {type(policy).__name__}")
     rng = as_generator(seed)
@@ -205,6 +207,6 @@ def rollout_success(policy, make_env: Callable[[int], gymnasium.Env], n_tasks: i
                     if success[ep, i] or terminated or truncated or t_env[i] >= max_steps:
                         done[i] = True
                         break
-    for env in envs:
+    for env in envs if close else ():
         env.close()
     return {t: float(success[:, t].mean()) for t in range(n_tasks)}
