@@ -6,7 +6,8 @@ tabular Q-learning (:mod:`icml25.rl.tabular_q`), DQN (:mod:`icml25.rl.dqn`), TD3
 PPO (:mod:`icml25.rl.ppo`); a compact DreamerV3 core (:mod:`icml25.rl.dreamer`). Papers: Hyper's
 hyperparameter-robust exploration (:mod:`icml25.rl.hyper_exploration`) on the ``DeceptiveRooms`` gridworld
 (:mod:`icml25.rl.envs`); PIGDreamer's privileged world models for safe RL (:mod:`icml25.rl.pigdreamer`) on
-safe-RL environments (:mod:`icml25.rl.safety_envs`).
+safe-RL environments (:mod:`icml25.rl.safety_envs`); STAR's rotation-augmented residual skill quantization and
+causal skill transformer (:mod:`icml25.rl.star_skills`) on ``PlanarSkills`` and MetaWorld MT10.
 
 Importing this package registers our environments with gymnasium (string entry points, nothing is
 imported until ``gymnasium.make``):
@@ -17,7 +18,7 @@ imported until ``gymnasium.make``):
 >>> env.reset(seed=0)[0] == env.unwrapped.start
 True
 
-The names are imported lazily (the deep learners need the ``torch`` extra).
+The names are imported lazily (the deep learners need the ``torch`` extra, MetaWorld the ``rl`` extra).
 """
 
 from importlib import import_module
@@ -75,6 +76,26 @@ _EXPORTS = {
     "AsymWorldModel": "icml25.rl.pigdreamer",
     "PIGDreamer": "icml25.rl.pigdreamer",
     "DeployablePolicy": "icml25.rl.pigdreamer",
+    "MT10_TASKS": "icml25.rl.star_skills",
+    "PLANAR_TASKS": "icml25.rl.star_skills",
+    "CausalSkillTransformer": "icml25.rl.star_skills",
+    "ChunkDataset": "icml25.rl.star_skills",
+    "ChunkMLPPolicy": "icml25.rl.star_skills",
+    "MetaWorldTaskEnv": "icml25.rl.star_skills",
+    "PlanarSkillsEnv": "icml25.rl.star_skills",
+    "PlanarSkillsExpert": "icml25.rl.star_skills",
+    "RaRSQ": "icml25.rl.star_skills",
+    "ResidualSkillQuantizer": "icml25.rl.star_skills",
+    "code_usage": "icml25.rl.star_skills",
+    "collect_metaworld_demos": "icml25.rl.star_skills",
+    "collect_planar_demos": "icml25.rl.star_skills",
+    "make_chunks": "icml25.rl.star_skills",
+    "make_metaworld_env": "icml25.rl.star_skills",
+    "rollout_success": "icml25.rl.star_skills",
+    "rotate_to": "icml25.rl.star_skills",
+    "rotation_apply": "icml25.rl.star_skills",
+    "train_policy": "icml25.rl.star_skills",
+    "train_rarsq": "icml25.rl.star_skills",
 }
 
 # environment id -> ("module:callable", max_episode_steps or None)
@@ -82,6 +103,8 @@ ENVIRONMENTS = {
     "icml25/DeceptiveRooms-v0": ("icml25.rl.envs:DeceptiveRooms", 100),
     "icml25/PrivilegedHazardNav-v0": ("icml25.rl.safety_envs:PrivilegedHazardNav", None),
     "icml25/HiddenHazardCorridor-v0": ("icml25.rl.safety_envs:HiddenHazardCorridor", None),
+    "icml25/PlanarSkills-v0": ("icml25.rl.star_skills.planar:PlanarSkillsEnv", None),
+    "icml25/MetaWorldMT10-v0": ("icml25.rl.star_skills.data:make_metaworld_env", None),
 }
 
 __all__ = list(_EXPORTS)
