@@ -45,6 +45,11 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses={
+        "Forgetting-driven allocation beats uniform allocation at equal buffer size":
+            "a margin inside the seed spread: +1.1 points in one run, +0.7 (0.865 ± 0.050 vs 0.859 ± 0.054) in "
+            "another on the same seeds, so the 1-point threshold is met or missed by run-to-run noise",
+    },
 )
 
 METHOD_LABELS = {"can": "CAN", "server_gr": "server GR", "teachers_only": "CAN, uniform allocation",
