@@ -25,9 +25,11 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 fakes = importlib.import_module("harness_fakes")
-TIMING_WORDS = ("seconds", "time", "speedup", "ratio_wall")  # metric keys, as in tests/reproductions
-# Claims about wall-clock time (speed-ups, costs, overheads) differ from run to run: not compared.
-TIMING_CLAIM = re.compile(r"time|faster|slower|speed|cost|overhead|wall|seconds|latency|throughput"
+# Metric keys as in tests/reproductions, and a live process's resident memory ("rss"), which varies like time.
+TIMING_WORDS = ("seconds", "time", "speedup", "ratio_wall", "rss")
+# Claims about wall-clock time (speed-ups, costs, overheads, serving latencies such as TTFT and TPOT) differ
+# from run to run: not compared.
+TIMING_CLAIM = re.compile(r"time|faster|slower|speed|cost|overhead|wall|seconds|latency|throughput|TTFT|TPOT"
                           r"|within [\d.]+ ?[x×] of|\d ?s\b", re.I)
 
 
