@@ -42,13 +42,14 @@ PAPER = Paper(
     title="CAN: Leveraging Clients As Navigators for Generative Replay in Federated Continual Learning",
     module="icml25.federated.can_fcl",
     anchors=("XuankunRong/CAN", "MFCL (Babakniya et al. 2023)", "TARGET (Zhang et al. 2023)", "flwr", "avalanche-lib"),
-    default_seeds=(0, 1, 2),
+    default_seeds=(3, 4, 5),  # seeds 0-2 were looked at while the method variants were calibrated
     quick_budget_s=120.0,
     extras=("torch",),
     known_misses={
         "Forgetting-driven allocation beats uniform allocation at equal buffer size":
-            "a margin inside the seed spread: +1.1 points in one run, +0.7 (0.865 ± 0.050 vs 0.859 ± 0.054) in "
-            "another on the same seeds, so the 1-point threshold is met or missed by run-to-run noise",
+            "a margin inside the seed spread: +1.4 points on seeds 3-5 (per seed +2.2, +0.5, +1.4), +1.1 and +0.7 "
+            "in two runs on the calibration seeds 0-2, -0.1 at full scale: the 1-point threshold is met or missed "
+            "by noise",
     },
 )
 
