@@ -11,7 +11,7 @@ solved on 256 points (integrating-factor RK4, dt = 5e-4, 2/3 de-aliasing) and su
 512 train / 64 validation / 128 test samples (the test set also at 256 points). FNO (ReLU, the usual
 init) and BFNO (softplus beta = 10, zero-initialised blocks) share everything else: width 32, 16 modes,
 a 1x1 lifting from (u0, x), projection 32 -> 128 -> 1 with GELU, Adam lr 1e-3 (constant), batch 32,
-relative L2 loss, raw (unnormalised) inputs and outputs (see NORMALIZE), and early stopping on the
+relative L2 loss, unit-Gaussian normalised inputs and outputs (see NORMALIZE), and early stopping on the
 validation relative L2 as in the official training scripts (the weights of the best validation epoch
 are tested). Depths 4 and 16 (full: also 32). Quick: seeds 0, 1, 2 and 20 epochs; the Burgers claims
 are judged on the mean of the seeds (metrics["seeds_holding"] counts the seeds where each inequality
@@ -48,6 +48,12 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses={
+        "BFNO benefits from depth on Burgers (test relative L2, L = 16 vs L = 4)":
+            "with fit_operator's default normalised outputs BFNO(4) is already at 1.2 % and BFNO(16) ends at 1.5 % "
+            "(3 seeds, 20 epochs); the claim held (0.070 vs 0.091) only with raw outputs, a setting chosen by "
+            "looking at these seeds",
+    },
 )
 
 DEEP_CLAIM = "deep BFNO beats deep FNO on Burgers (test relative L2, L = 16)"
@@ -55,7 +61,7 @@ DEPTH_CLAIM = "BFNO benefits from depth on Burgers (test relative L2, L = 16 vs 
 TRANSFER_CLAIM = "BFNO trained at 128 points evaluates at 256 points (resolution transfer, L = 16)"
 MODELS = {"fno": ("standard", "relu"), "bfno": ("bregman", "softplus")}
 BETA = 10.0  # softplus sharpness for BFNO (a research prototype's value; the official 1-D default is 1000)
-NORMALIZE = False  # raw outputs, as in the prototype the thresholds come from; the docs page reports both settings
+NORMALIZE = True  # fit_operator's default (unit-Gaussian inputs and outputs); raw outputs: the docs page
 CONFIG = {
     "smoke": {"n_train": 64, "n_val": 16, "n_test": 32, "epochs": 2, "depths": (4, 16), "repeats": 2, "darcy": None,
               "workers": 1},
