@@ -55,12 +55,13 @@ PAPER = Paper(
     title="GHOST: Generalizable One-Shot Federated Graph Learning with Proxy-Based Topology Knowledge Retention",
     module="icml25.federated.ghost",
     anchors=("JiaruQian/GHOST", "POT", "pyg-team/pytorch_geometric", "OpenFGL"),
-    default_seeds=(0, 1, 2),
+    default_seeds=(6, 7, 8),  # seeds 0-5 were looked at while the grid and protocol were calibrated
     quick_budget_s=120.0,
     extras=("torch",),
     known_misses={
         "TCC importance beats uniform importance (plain L2 anchoring, lambda tuned alike)":
-            "the seed-to-seed spread (about 10 points) exceeds the 1-point margin; it holds on held-out seeds 3-5",
+            "the seed-to-seed spread (about 10 points) exceeds the 1-point margin: -0.8 points on seeds 6-8 at "
+            "quick scale, +1.8 at full scale (one seed of three ahead)",
         "uplink of GHOST's single message vs FedAvg with R = 50 rounds (ledger bits)":
             "at 64 features the generator is larger than the GCN; on Cora's 1433 features the ratio holds",
     },
