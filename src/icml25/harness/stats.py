@@ -22,3 +22,21 @@ def summary(values: Iterable[float]) -> dict[str, Any]:
 def is_summary(value: Any) -> bool:
     """Whether ``value`` is a :func:`summary` (as stored: a dict with mean, sd, n and values)."""
     return isinstance(value, dict) and {"mean", "sd", "n", "values"} <= set(value)
+
+
+def loglog_slope(sizes: Iterable[float], costs: Iterable[float]) -> float:
+    """Least-squares slope of ``log(cost)`` against ``log(size)``: the empirical exponent ``p`` of
+    ``cost ~ size^p`` (0: flat, 1: linear, 3: cubic).  Needs at least two distinct positive sizes and
+    positive costs, the same number of each."""
+    x = check_array(list(sizes), "sizes", ndim=1, dtype=float, min_len=2)
+    y = check_array(list(costs), "costs", ndim=1, dtype=float, min_len=2)
+    if x.shape != y.shape:
+        raise ValueError(f"sizes and costs must have the same length, got {x.size} and {y.size}")
+    if (x <= 0).any() or (y <= 0).any():
+        raise ValueError("sizes and costs must be positive (their logarithms are fitted)")
+    lx = [math.log(v) for v in x]
+    if max(lx) == min(lx):
+        raise ValueError("sizes must contain at least two distinct values")
+    ly = [math.log(v) for v in y]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)

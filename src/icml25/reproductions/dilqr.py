@@ -37,7 +37,7 @@ from torch import nn
 from icml25.control.dilqr import DiLQR, PendulumDynamics, pendulum_cost, pendulum_problem, sample_pendulum_states
 from icml25.control.lqr import QuadCost
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.utils.random import seeded, torch_generator
@@ -135,7 +135,7 @@ def forward_times(T: int, K: int, batch: int, repeats: int, seed: int) -> dict:
 def backward_cost(run: Run, seed: int) -> tuple[dict, dict]:
     """Part 1: the backward-time grid, the forward overhead and the graph sizes; and the reference grid point."""
     T_list = run.pick(smoke=(5,), quick=(10, 20), full=(10, 20, 40))
-    K_list = run.pick(smoke=(2, 4), quick=(5, 40), full=(5, 10, 20, 40))
+    K_list = run.pick(smoke=(2, 4), quick=(5, 40), full=(5, 10, 20, 40, 100, 200))
     rows = backward_times(T_list, K_list, batch=8, repeats=run.pick(smoke=1, quick=7, full=7), seed=seed)
     t = {(r["T"], r["K"], r["mode"]): r["backward_seconds"] for r in rows}
     T_ref = 20 if 20 in T_list else max(T_list)
@@ -148,9 +148,15 @@ def backward_cost(run: Run, seed: int) -> tuple[dict, dict]:
         for K in (K_lo, K_hi):
             _, u, _ = _solver(T_ref, K, mode)(x0, pendulum_cost(T_ref, 8), PendulumDynamics(dtype=D))
             nodes[f"{mode},K={K}"] = count_graph_nodes(u)
+    slope_K = {mode: {f"T={T}": loglog_slope(K_list, [t[T, K, mode] for K in K_list]) for T in T_list}
+               for mode in ("implicit", "unroll")}
+    slope_T = ({mode: {f"K={K}": loglog_slope(T_list, [t[T, K, mode] for T in T_list]) for K in K_list}
+                for mode in ("implicit", "unroll")} if len(T_list) > 1 else None)
     return {
         "timing": rows,
         "speedup_unroll_over_implicit": speedup,
+        "time_slope_in_K": slope_K,
+        "time_slope_in_T": slope_T,
         "implicit_time_ratio_Khi_over_Klo": t[T_ref, K_hi, "implicit"] / t[T_ref, K_lo, "implicit"],
         "unroll_time_ratio_Khi_over_Klo": t[T_ref, K_hi, "unroll"] / t[T_ref, K_lo, "unroll"],
         "forward_seconds": fwd,
@@ -186,6 +192,16 @@ def _claim_speedup_grows(speed: dict, g: dict) -> Claim:
     return Claim(f"speed-up grows with K (T={g['T_ref']}: R(K={g['K_hi']}) / R(K={g['K_lo']}))",
                  criterion="R(K_hi) >= 3 R(K_lo)", measured=hi / lo, baseline=3.0, holds=bool(hi >= 3 * lo),
                  paper="speed-up grows with K and T (abstract)", kind="finding")
+
+
+def _claim_slopes(speed: dict) -> Claim:
+    slopes = speed["time_slope_in_K"]
+    flat, linear = max(slopes["implicit"].values()), min(slopes["unroll"].values())
+    return Claim("backward cost in K follows the complexity: flat for DiLQR, linear for unrolled autodiff",
+                 criterion="fitted log-log slope of backward time against K over the whole K range, at every T: "
+                           "DiLQR <= 0.2, unrolled autodiff >= 0.8",
+                 measured=slopes["implicit"], baseline=slopes["unroll"], holds=bool(flat <= 0.2 and linear >= 0.8),
+                 paper="implicit backward independent of K; unrolling costs time linear in K (Sec. 4)", kind="finding")
 
 
 def _claim_forward_overhead(speed: dict, g: dict) -> Claim:
@@ -483,11 +499,13 @@ def _claim_beats_mlp(imit: dict) -> Claim:
 def _figures(run: Run, speed: dict, grads: dict, imit: dict, curves: dict) -> list[str]:
     rows = speed["timing"]
     Ts = sorted({r["T"] for r in rows})
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    slope_T = speed["time_slope_in_T"]
+    fig, axes = plt.subplots(1, 3 if slope_T else 2, figsize=(15 if slope_T else 10, 3.8))
     for T, color in zip(Ts, ("C0", "C1", "C2"), strict=False):
         for mode, style in (("implicit", "-o"), ("unroll", "--s")):
             pts = sorted((r["K"], r["backward_seconds"]) for r in rows if r["T"] == T and r["mode"] == mode)
-            axes[0].plot(*zip(*pts, strict=True), style, color=color, label=f"{mode}, T={T}")
+            slope = speed["time_slope_in_K"][mode][f"T={T}"]
+            axes[0].plot(*zip(*pts, strict=True), style, color=color, label=f"{mode}, T={T} (slope {slope:.2f})")
         pts = sorted((r["K"], speed["speedup_unroll_over_implicit"][f"T={T},K={r['K']}"]) for r in rows
                      if r["T"] == T and r["mode"] == "implicit")
         axes[1].plot(*zip(*pts, strict=True), "-o", color=color, label=f"T={T}")
@@ -503,6 +521,18 @@ def _figures(run: Run, speed: dict, grads: dict, imit: dict, curves: dict) -> li
     axes[1].set(yscale="log", xlabel="iLQR iterations K", ylabel="t_unroll / t_implicit",
                 title="speed-up of DiLQR over unrolled autodiff")
     axes[1].legend(fontsize=7)
+    if slope_T:
+        Ks = sorted({r["K"] for r in rows})
+        for K, color in ((Ks[0], "C3"), (Ks[-1], "C4")):
+            for mode, style in (("implicit", "-o"), ("unroll", "--s")):
+                pts = sorted((r["T"], r["backward_seconds"]) for r in rows if r["K"] == K and r["mode"] == mode)
+                axes[2].plot(*zip(*pts, strict=True), style, color=color,
+                             label=f"{mode}, K={K} (slope {slope_T[mode][f'K={K}']:.2f})")
+        axes[2].set(xscale="log", yscale="log", xlabel="horizon T", ylabel="backward time [s]",
+                    title="backward time against the horizon")
+        axes[2].set_xticks(Ts, [str(T) for T in Ts])
+        axes[2].minorticks_off()
+        axes[2].legend(fontsize=7)
     names = [run.savefig(fig, "backward_time")]
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
@@ -561,6 +591,8 @@ def reproduce(run: Run) -> Result:
         _claim_beats_diffmpc(grads), _claim_bounded(grads),
         _claim_model_error(imit), _claim_raw_theta(imit), _claim_beats_mlp(imit),
     ]
+    if run.scale == "full":
+        claims.append(_claim_slopes(speed))
     metrics = {
         "backward_cost": speed,
         "gradients": grads,
