@@ -367,7 +367,7 @@ def _claim_speed(per_seed: list[dict]) -> Claim:
 def reproduce(run: Run) -> Result:
     sz = run.pick(smoke=Sizes(500, 1, 1500, 5, 4, 8, 4, 1, 0),
                   quick=Sizes(5000, 5, 12_000, 200, 16, 16, 30, 3, 0),
-                  full=Sizes(5000, 5, 20_000, 400, 16, 16, 40, 5, 600))
+                  full=Sizes(5000, 5, 20_000, 400, 16, 16, 40, 5, 5000))
     per_seed = []
     for i, seed in enumerate(run.seeds):
         run.progress(i / len(run.seeds), f"seed {seed}: tabular corridor")
