@@ -64,6 +64,22 @@ def hang(run: Run) -> Result:
         time.sleep(0.1)
 
 
+def _sleep_forever(index: int) -> None:
+    marker = os.environ.get(MARKER_ENV)
+    if marker:
+        Path(marker, f"pool{index}.pid").write_text(str(os.getpid()))
+    while True:
+        time.sleep(0.1)
+
+
+def hang_in_pool(run: Run) -> Result:
+    """Never finishes, its work in two ``run_jobs`` pool processes (each writes ``<marker dir>/pool<i>.pid``)."""
+    from icml25.harness.parallel import run_jobs
+
+    run_jobs(_sleep_forever, [(0,), (1,)], workers=2)
+    raise AssertionError("unreachable")
+
+
 def kill_self(run: Run) -> Result:
     """The worker process dies by SIGKILL mid-run, as under the out-of-memory killer."""
     run.progress(0.5, "about to die")

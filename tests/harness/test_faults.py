@@ -74,6 +74,17 @@ def test_a_hang_past_the_timeout_is_killed_and_the_others_land(tmp_path, monkeyp
     assert not result_path(tmp_path / "results", "fh", "smoke").exists()
 
 
+def test_a_timeout_also_stops_the_processes_the_reproduction_started(tmp_path, monkeypatch):
+    monkeypatch.setenv(fakes.MARKER_ENV, str(tmp_path))
+    outcomes = run_many([fakes.entry(fakes.hang_in_pool, "fp")], "smoke", root=tmp_path / "results", timeout=20)
+    assert outcomes[0].status == "failed" and "timed out after 20 s" in outcomes[0].error
+    pids = [int((tmp_path / f"pool{i}.pid").read_text()) for i in range(2)]
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in pids)
+
+
 def test_jobs_1_with_a_timeout_runs_in_a_worker(tmp_path, monkeypatch):
     monkeypatch.setenv(fakes.MARKER_ENV, str(tmp_path))
     outcomes = run_many([fakes.entry(fakes.hang, "fh")], "smoke", root=tmp_path / "results", timeout=2)

@@ -4,7 +4,8 @@
 result into the store in the driver, as soon as it arrives (``harness.runner``).  Faults:
 
 - a reproduction that raises: that paper is ``failed`` with the traceback, the others go on;
-- a paper running longer than ``timeout`` seconds: its worker is killed, the paper is ``failed``
+- a paper running longer than ``timeout`` seconds: its worker is killed (a local worker with its whole
+  process group, so pools and servers the reproduction started go too), the paper is ``failed``
   with ``timed out after N s`` (worker backends only: ``--jobs 1`` with a timeout uses one worker);
 - a worker process that dies (``SIGKILL``, segfault, out of memory): with local workers the paper is
   ``failed`` with the signal, the others go on; on Ray the task is retried ``max_retries`` times;
@@ -17,12 +18,13 @@ result into the store in the driver, as soon as it arrives (``harness.runner``).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -124,6 +126,8 @@ def _worker_main(job: Job, conn: Connection) -> None:
     Workers are started with ``spawn``: they import the reproduce function by its module path
     (``Job.target``), so it must be a module-level function of an importable module."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    if hasattr(os, "setpgid"):
+        os.setpgid(0, 0)  # its own process group: stopping the worker stops whatever the reproduction started
 
     def stop(signum, frame):  # unwind, so that the temporary folder is removed
         raise SystemExit(128 + signum)
@@ -177,13 +181,25 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _signal_group(process: Any, signum: int) -> None:
+    """``signum`` to the worker's process group (the worker and every process it started); to the worker
+    alone while it has not made its own group yet, or where there are no process groups."""
+    if hasattr(os, "killpg"):
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signum)
+            return
+    if process.is_alive():
+        with suppress(ProcessLookupError):
+            os.kill(process.pid, signum)
+
+
 def _stop(process: Any, grace: float = 2.0) -> None:
-    """SIGTERM (the worker cleans up), then SIGKILL after ``grace`` seconds; reap it."""
+    """SIGTERM to the worker's process group (the worker cleans up), then SIGKILL to the group after ``grace``
+    seconds; reap the worker. Processes the reproduction started (pools, servers) go with it."""
     if process.is_alive():
-        process.terminate()
+        _signal_group(process, signal.SIGTERM)
         process.join(grace)
-    if process.is_alive():
-        process.kill()
+    _signal_group(process, signal.SIGKILL)
     process.join()
 
 
