@@ -190,7 +190,7 @@ def reproduce(run: Run) -> Result:
     ]
 
     # 4. Figure and metrics.
-    figure = _figure(run, fronts, cards, optimizers)
+    figure = _figure(run, fronts, cards, optimizers, optimizer_columns)
     metrics = _metrics(head, n_rows, population, generations, counts, known, per_dataset, summaries, optimizers,
                        optimizer_head, optimizer_columns, speed, run.seeds)
     run.progress(1.0, "done")
@@ -378,7 +378,7 @@ def _claim_speed(speed: dict) -> Claim:
 # ---------------------------------------------------------------------------------------------- figures
 
 
-def _figure(run: Run, fronts: dict, cards: dict, optimizers: dict) -> str:
+def _figure(run: Run, fronts: dict, cards: dict, optimizers: dict, columns: tuple[str, ...]) -> str:
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     seed = str(run.seeds[0])
     for ax, name in zip(axes[0], DATASETS, strict=True):
@@ -399,7 +399,8 @@ def _figure(run: Run, fronts: dict, cards: dict, optimizers: dict) -> str:
     for i, (method, front) in enumerate(optimizers.items()):
         best = front.best_per_length()
         ax.plot([r.length + 0.06 * (i - 3.5) for r in best], [r.r2 for r in best], "o-", ms=4, label=method)
-    ax.set(title="best R$^2$ per length by optimiser (diabetes bmi, s5)", xlabel="length", ylabel="R$^2$")
+    ax.set(title=f"best R$^2$ per length by optimiser (diabetes {', '.join(columns)})", xlabel="length",
+           ylabel="R$^2$")
     ax.legend(fontsize=7, ncol=2)
     ax = axes[1][1]
     names = list(optimizers)
