@@ -1,4 +1,4 @@
-"""Seed statistics: every claim that aggregates over seeds reports the same summary."""
+"""Seed statistics (every claim that aggregates over seeds reports the same summary) and cost-vs-size slopes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from icml25.utils.validation import check_array
+import numpy as np
+
+from icml25.utils.validation import check_array, check_consistent_length
 
 
 def summary(values: Iterable[float]) -> dict[str, Any]:
@@ -30,13 +32,9 @@ def loglog_slope(sizes: Iterable[float], costs: Iterable[float]) -> float:
     positive costs, the same number of each."""
     x = check_array(list(sizes), "sizes", ndim=1, dtype=float, min_len=2)
     y = check_array(list(costs), "costs", ndim=1, dtype=float, min_len=2)
-    if x.shape != y.shape:
-        raise ValueError(f"sizes and costs must have the same length, got {x.size} and {y.size}")
+    check_consistent_length(x, y, names=("sizes", "costs"))
     if (x <= 0).any() or (y <= 0).any():
         raise ValueError("sizes and costs must be positive (their logarithms are fitted)")
-    lx = [math.log(v) for v in x]
-    if max(lx) == min(lx):
+    if np.ptp(x) == 0:
         raise ValueError("sizes must contain at least two distinct values")
-    ly = [math.log(v) for v in y]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / sum((a - mx) ** 2 for a in lx)
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])

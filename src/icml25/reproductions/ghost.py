@@ -100,8 +100,8 @@ def _integrate(strategy: GhostStrategy, uploads, test: GraphData, val: GraphData
 def _one_setting(graph: GraphData, seed: int, n_clients: int, alpha: float, gen_epochs: int,
                 fedavg_rounds: int, tune: bool = True, ablate_client_losses: bool = False) -> dict:
     """Every method on one graph and split; returns accuracies, forgetting, ledger sizes and timings.
-    ``tune=False`` (the Cora row) picks only ``lambda_r`` in {0.03, 1} on validation (histogram labels) and skips
-    the uniform and joint ablations."""
+    ``tune=False`` (the Cora row) picks only ``lambda_r`` in {0.03, 1} on validation (histogram labels), keeps
+    one-shot FedAvg at its default configuration and skips the uniform and joint ablations."""
     clients, test, val, parts = split_graph(graph, n_clients, alpha, seed=seed)
     f, c = graph.num_features, graph.n_classes
     out: dict = {"client_nodes": [g.num_nodes for g in clients]}
