@@ -133,3 +133,12 @@ def test_every_benchmark_runs_at_smoke_size_and_agrees_with_its_peer(pid):
     assert record["rows"]
     differ = [r for r in record["rows"] if r["verdict"] == "differ"]
     assert not differ, differ
+
+
+def test_the_benchmarks_page_is_generated_from_the_committed_records():
+    root = BENCHMARKS.parent
+    records = bench.load_records(root / "results")
+    assert {r["paper"] for r in records} == set(bench.find(BENCHMARKS)), "a benchmark without a committed record"
+    assert all(r["size"] == "full" for r in records)
+    assert (root / "docs" / "benchmarks.md").read_text(encoding="utf-8") == bench.page_markdown(records), \
+        "docs/benchmarks.md is stale: icml25 bench --page docs/benchmarks.md"

@@ -147,12 +147,14 @@ def peer_versions(peers: dict[str, str]) -> dict[str, str]:
             missing.append(module_name)
             continue
         version = getattr(module, "__version__", None)
-        if version is None:
+        for dist in [module_name, *importlib.metadata.packages_distributions().get(module_name, [])]:
+            if version is not None:
+                break
             try:
-                version = importlib.metadata.version(module_name)
+                version = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
-                version = "unknown"
-        found[shown] = str(version)
+                continue
+        found[shown] = str(version or "unknown")
     if missing:
         raise MissingPeerError(f"needs {', '.join(missing)}: {INSTALL_HINT}")
     return found
