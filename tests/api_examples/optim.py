@@ -214,8 +214,10 @@ EXAMPLES = {
     "icml25.optim.fisher_diagonal": Example(
         optim.fisher_diagonal,
         lambda: {"model": _model(), "X": _data()[0], "y": _data()[1], "mode": "exact", "n_samples": 1,
-                 "batch_size": 1, "max_examples": 6, "n_data": 8, "scale": "fisher_sum", "chunk_size": 4, "seed": 0},
-        positive=["n_samples", "batch_size", "max_examples", "n_data", "chunk_size"]),
+                 "batch_size": 1, "max_examples": 6, "n_data": 8, "scale": "fisher_sum", "chunk_size": 4, "seed": 0,
+                 "method": "linear"},
+        positive=["n_samples", "batch_size", "max_examples", "n_data", "chunk_size"],
+        allow={"chunk_size": "none"}),  # None: the method's default chunk
     "icml25.optim.magnitude_importance": Example(optim.magnitude_importance, lambda: {"model": _model()}),
     "icml25.optim.uniform_importance": Example(optim.uniform_importance, lambda: {"model": _model()}),
     "icml25.optim.random_importance": Example(optim.random_importance, lambda: {"model": _model(), "seed": 0}),

@@ -212,6 +212,55 @@ def test_exact_and_empirical_fisher_match_an_explicit_loop():
             torch.testing.assert_close(got[k], ref[k], rtol=1e-4, atol=1e-6)
 
 
+def _max_relative(a, b):
+    return max(float((a[k] - b[k]).abs().max()) for k in b) / max(float(b[k].abs().max()) for k in b)
+
+
+def test_linear_layer_path_equals_the_loop_and_the_vmap_path_in_float64():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(inplace=True), nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 3)).double()
+    X, y = torch.randn(11, 4, dtype=torch.float64), torch.randint(0, 3, (11,))
+    for kw, ref in (({}, _loop_fisher(model, X)), ({"y": y, "mode": "empirical"}, _loop_fisher(model, X, y))):
+        for chunk in (None, 4):
+            assert _max_relative(fisher_diagonal(model, X, method="linear", chunk_size=chunk, **kw), ref) < 1e-12
+        assert _max_relative(fisher_diagonal(model, X, method="vmap", **kw), ref) < 1e-12
+    sampled = {m: fisher_diagonal(model, X, mode="sampled", n_samples=3, chunk_size=4, seed=3, method=m)
+               for m in ("linear", "vmap")}
+    assert _max_relative(sampled["linear"], sampled["vmap"]) < 1e-12
+    frozen = copy.deepcopy(model)
+    frozen[0].weight.requires_grad_(False)
+    got, ref = fisher_diagonal(frozen, X, method="linear"), fisher_diagonal(frozen, X, method="vmap")
+    assert set(got) == set(ref) == {"0.bias", "2.weight", "2.bias", "4.weight", "4.bias"}
+    assert _max_relative(got, ref) < 1e-12
+
+
+def test_linear_layer_path_applies_only_to_plain_linear_models():
+    torch.manual_seed(0)
+    X = torch.randn(5, 4)
+
+    class Twice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(torch.tanh(self.lin(x)))
+
+    for model in (nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6), nn.Linear(6, 3)), Twice()):
+        with pytest.raises(ValueError, match="method='linear' does not apply"):
+            fisher_diagonal(model, X, method="linear")
+        torch.testing.assert_close(fisher_diagonal(model, X), fisher_diagonal(model, X, method="vmap"))
+    dropout = nn.Sequential(nn.Linear(4, 6), nn.Dropout(0.5), nn.Linear(6, 3))
+    with pytest.raises(ValueError, match="Dropout in training mode"):
+        fisher_diagonal(dropout, X, method="linear")
+    dropout.eval()                   # the identity in eval mode: the linear path applies
+    torch.testing.assert_close(fisher_diagonal(dropout, X, method="linear"), fisher_diagonal(dropout, X, method="vmap"))
+    with pytest.raises(ValueError, match="does not apply"):
+        fisher_diagonal(nn.Linear(4, 3), torch.randn(5, 2, 4), method="linear")
+    with pytest.raises(ValueError, match="method"):
+        fisher_diagonal(nn.Linear(4, 3), X, method="loop")
+
+
 def test_minibatch_fisher_squares_batch_means():
     torch.manual_seed(1)
     model = nn.Linear(3, 2)

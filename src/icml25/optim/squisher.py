@@ -69,6 +69,8 @@ Params = nn.Module | Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]
 SCALES = ("fisher_sum", "per_example", "raw")
 REDUCTIONS = ("mean", "sum")
 FISHER_MODES = ("exact", "sampled", "empirical")
+FISHER_METHODS = ("auto", "linear", "vmap")
+_VMAP_CHUNK, _LINEAR_CHUNK = 128, 1024     # default examples per pass of fisher_diagonal
 
 # Second-moment keys of torch.optim's state and the group hyper-parameter holding their EMA decay.
 _EMA_KEYS = (("exp_avg_sq", "betas"), ("square_avg", "alpha"), ("square_avg", "rho"))
@@ -274,8 +276,9 @@ def fisher_diagonal(
     max_examples: int | None = None,
     n_data: int | None = None,
     scale: str = "fisher_sum",
-    chunk_size: int = 128,
+    chunk_size: int | None = None,
     seed: Seed = 0,
+    method: str = "auto",
 ) -> Importance:
     """Diagonal Fisher of a classifier (logits -> categorical likelihood) by per-example gradients.
 
@@ -288,8 +291,24 @@ def fisher_diagonal(
     consecutive mini-batches of that size and multiplies it by ``B²`` per batch: the Squisher's
     "squared mini-batch mean" without its moving average (the paper's second difference).
     The model is used as is (call ``model.eval()`` first if it has dropout or batch norm).
+
+    ``method`` says how the per-example gradients are formed (the result is the same up to rounding):
+    ``"linear"`` needs every trainable parameter to be the weight or bias of an ``nn.Linear`` called
+    once per forward on a ``(batch, features)`` input (an MLP, with any parameter-free layers between);
+    then the per-example gradient of a weight is the outer product ``g_n a_nᵀ`` of the layer's output
+    gradient and input, so its square summed over examples is ``(g²)ᵀ (a²)``: one forward and one
+    backward of the batch per label (C for ``"exact"``), with no per-example gradient formed (BackPACK's
+    ``SumGradSquared``/``DiagGGNExact`` use the same factorisation).  ``"vmap"`` differentiates each
+    example separately with ``torch.func.vmap`` and works for any model that maps one example to its
+    logits; ``"auto"`` (default) takes ``"linear"`` where it applies, else ``"vmap"``.  The ``"linear"``
+    path runs the chunk as one batch, so the model must treat examples independently (batch norm or
+    dropout in training mode makes ``"auto"`` fall back to ``"vmap"``).  ``chunk_size`` examples go
+    through one pass (default 128 for ``"vmap"``, which holds ``chunk_size`` per-example gradients,
+    and 1024 for ``"linear"``, which holds only the layers' activations); sampled labels are drawn
+    per chunk, so they depend on it.
     """
     check_choice(mode, "mode", FISHER_MODES)
+    check_choice(method, "method", FISHER_METHODS)
     check_choice(scale, "scale", ("fisher_sum", "per_example"))
     check_instance(model, "model", nn.Module, "an nn.Module")
     check_instance(X, "X", Tensor, "a torch.Tensor")
@@ -305,7 +324,7 @@ def fisher_diagonal(
         raise ValueError("mode='empirical' needs labels y of shape (n,) matching X")
     n_samples = check_scalar(n_samples, "n_samples", "int", min=1)
     batch_size = check_scalar(batch_size, "batch_size", "int", min=1)
-    chunk_size = check_scalar(chunk_size, "chunk_size", "int", min=1)
+    chunk_size = None if chunk_size is None else check_scalar(chunk_size, "chunk_size", "int", min=1)
     if batch_size > 1 and mode == "exact":
         raise ValueError("batch_size > 1 squares mini-batch gradients of sampled or true labels; "
                          "use mode='sampled' or 'empirical'")
@@ -335,6 +354,13 @@ def fisher_diagonal(
             probs = torch.softmax(logits(params, x), dim=-1)
         return torch.multinomial(probs, n_samples, replacement=True, generator=generator).T
 
+    factor = n / m if scale == "fisher_sum" else 1.0 / m
+    if batch_size == 1 and method != "vmap":
+        linear = _linear_fisher(model, params, X, y, mode, n_samples, chunk_size or _LINEAR_CHUNK, seed,
+                                strict=method == "linear")
+        if linear is not None:
+            return {k: v * factor for k, v in linear.items()}
+    chunk_size = chunk_size or _VMAP_CHUNK
     total = {k: torch.zeros_like(p) for k, p in params.items()}
     per_label = 1.0 / n_samples if mode == "sampled" else 1.0
     if batch_size > 1:
@@ -360,8 +386,108 @@ def fisher_diagonal(
             for lab in labels(x, yb):
                 for k, g in per_example(params, x, lab).items():
                     total[k] += per_label * (g ** 2).sum(0)
-    factor = n / m if scale == "fisher_sum" else 1.0 / m
     return {k: v * factor for k, v in total.items()}
+
+
+_MIXING = (nn.modules.batchnorm._BatchNorm, nn.modules.dropout._DropoutNd)
+
+
+class _NotLinearError(ValueError):
+    """The model is not one the ``method="linear"`` path of ``fisher_diagonal`` handles."""
+
+
+def _linear_fisher(model: nn.Module, params: dict[str, Tensor], X: Tensor, y: Tensor | None, mode: str,
+                   n_samples: int, chunk_size: int, seed: Seed, strict: bool) -> Importance | None:
+    """The unscaled Fisher sum by Linear-layer factors, or None (``ValueError`` when ``strict``) where they
+    do not apply."""
+    try:
+        layers = _linear_layers(model, params)
+        generator = torch_generator(seed, device=X.device)
+        total = {k: torch.zeros_like(p) for k, p in params.items()}
+        for start in range(0, X.shape[0], chunk_size):
+            x, yb = X[start:start + chunk_size], None if y is None else y[start:start + chunk_size]
+            _linear_fisher_chunk(model, layers, x, yb, mode, n_samples, generator, total)
+    except _NotLinearError as exc:
+        if strict:
+            raise ValueError(f"method='linear' does not apply to this model: {exc}; use method='vmap'") from None
+        return None
+    return total
+
+
+def _linear_layers(model: nn.Module, params: dict[str, Tensor]) -> dict[nn.Linear, dict[str, str]]:
+    """``{Linear module: {"weight" | "bias": parameter name}}`` covering every trainable parameter exactly
+    once; ``_NotLinearError`` if a parameter lives elsewhere or is shared, or a module mixes examples in training
+    mode."""
+    by_id = {id(p): k for k, p in model.named_parameters() if k in params}
+    layers: dict[nn.Linear, dict[str, str]] = {}
+    seen: list[str] = []
+    for module in model.modules():
+        if isinstance(module, _MIXING) and module.training:
+            raise _NotLinearError(f"{type(module).__name__} in training mode mixes or randomises examples")
+        if isinstance(module, nn.Linear):
+            owned = {kind: by_id[id(p)] for kind, p in (("weight", module.weight), ("bias", module.bias))
+                     if p is not None and id(p) in by_id}
+            if owned:
+                layers[module] = owned
+                seen += owned.values()
+    if not params or sorted(seen) != sorted(params):
+        raise _NotLinearError("every trainable parameter must belong to exactly one nn.Linear")
+    return layers
+
+
+def _linear_fisher_chunk(model: nn.Module, layers: dict[nn.Linear, dict[str, str]], x: Tensor, yb: Tensor | None,
+                         mode: str, n_samples: int, generator: torch.Generator, total: Importance) -> None:
+    """Add one chunk's Fisher to ``total`` from the Linear layers' inputs ``a`` and output gradients ``g``:
+    ``Σ_n (g_n a_nᵀ)² = (g²)ᵀ (a²)`` for a weight, ``Σ_n g_n²`` for a bias."""
+    b = x.shape[0]
+    inputs: dict[nn.Linear, Tensor] = {}
+    outputs: dict[nn.Linear, Tensor] = {}
+
+    def record(module: nn.Module, args: tuple, output: Tensor) -> Tensor:
+        if module in outputs or args[0].ndim != 2 or args[0].shape[0] != b:
+            raise _NotLinearError(f"each nn.Linear must run once per forward on a (batch, features) input; got a "
+                                  f"second call or an input of shape {tuple(args[0].shape)}")
+        inputs[module], outputs[module] = args[0].detach(), output
+        return output.clone()          # later in-place ops (ReLU(inplace=True)) must not change ``output``
+
+    handles = [module.register_forward_hook(record) for module in layers]
+    try:
+        with torch.enable_grad():
+            logits = model(x)
+    finally:
+        for h in handles:
+            h.remove()
+    if logits.ndim != 2 or logits.shape[0] != b:
+        raise ValueError(f"X must be a batch that model maps to logits of shape (n, n_classes); an input of "
+                         f"shape {tuple(x.shape)} gave shape {tuple(logits.shape)}")
+    if len(outputs) != len(layers):
+        raise _NotLinearError("every nn.Linear holding a trainable parameter must run in the forward")
+    log_probs = torch.log_softmax(logits, dim=-1)
+    probs = torch.softmax(logits.detach(), dim=-1)
+    if mode == "exact":                                   # Σ_c p_c (∇ log p_c)²: backpropagate √p_c ∇ log p_c
+        weighted = [(log_probs[:, c], probs[:, c].sqrt()) for c in range(logits.shape[1])]
+    else:
+        labs = yb.unsqueeze(0) if mode == "empirical" else \
+            torch.multinomial(probs, n_samples, replacement=True, generator=generator).T
+        scale = torch.full((b,), (1.0 / n_samples if mode == "sampled" else 1.0) ** 0.5, dtype=probs.dtype,
+                           device=probs.device)
+        weighted = [(log_probs.gather(1, lab[:, None])[:, 0], scale) for lab in labs]
+    modules = list(layers)
+    squares = {module: 0.0 for module in modules}
+    for i, (target, weight) in enumerate(weighted):
+        grads = torch.autograd.grad(target, [outputs[mod] for mod in modules], grad_outputs=weight,
+                                    retain_graph=i < len(weighted) - 1, allow_unused=True)
+        for module, g in zip(modules, grads, strict=True):
+            if g is not None:
+                squares[module] = squares[module] + g.detach() ** 2
+    for module, owned in layers.items():
+        g2 = squares[module]
+        if not isinstance(g2, Tensor):
+            continue
+        if "weight" in owned:
+            total[owned["weight"]] += g2.T @ inputs[module] ** 2
+        if "bias" in owned:
+            total[owned["bias"]] += g2.sum(0)
 
 
 # ----------------------------------------------------------------------------- baselines and comparison
