@@ -20,6 +20,7 @@ from icml25.privacy import (
     PoissonFamily,
     PoissonMultipleRelease,
     poisson_delta,
+    sample_discrete_gaussian,
 )
 from icml25.privacy import multiple_release as mr
 
@@ -86,9 +87,75 @@ def test_gaussian_marginals_and_covariance_statistically():
     assert np.abs(np.cov(z) - np.minimum.outer(LEVELS, LEVELS)).max() < 0.05 * max(LEVELS)
 
 
-def test_gaussian_exact_mode_is_refused_with_the_reason():
+def _discrete_gaussian_pmf(variance: float, support: np.ndarray) -> np.ndarray:
+    k = np.arange(-400, 401)
+    return np.exp(-(support**2) / (2 * variance)) / np.exp(-(k**2) / (2 * variance)).sum()
+
+
+@pytest.mark.parametrize("variance", [0.3, 2.0, Fraction(49, 4), 100.0])
+def test_discrete_gaussian_sampler_matches_the_pmf(variance):
+    n = 40_000
+    z = sample_discrete_gaussian(variance, n, seed=12)
+    assert z.dtype == np.int64 and z.shape == (n,)
+    support = np.arange(z.min(), z.max() + 1)
+    expected = _discrete_gaussian_pmf(float(variance), support) * n
+    observed = np.array([np.sum(z == v) for v in support])
+    keep = expected >= 5
+    obs = np.append(observed[keep], n - observed[keep].sum())
+    exp = np.append(expected[keep], n - expected[keep].sum())
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    var = float((_discrete_gaussian_pmf(float(variance), np.arange(-400, 401)) * np.arange(-400, 401) ** 2).sum())
+    assert abs(z.var() / var - 1) < 0.05
+
+
+def test_discrete_gaussian_sampler_seeded_shapes_and_bad_input():
+    a, b = sample_discrete_gaussian(2.5, (3, 4), seed=7), sample_discrete_gaussian(2.5, (3, 4), seed=7)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (3, 4)
+    assert not np.array_equal(a, sample_discrete_gaussian(2.5, (3, 4), seed=8))
+    assert sample_discrete_gaussian(1.0, seed=0).shape == ()
+    assert sample_discrete_gaussian(1.0, 0, seed=0).shape == (0,)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="variance"):
+            sample_discrete_gaussian(bad, 3)
+    with pytest.raises(TypeError, match="variance"):
+        sample_discrete_gaussian("1", 3)
+    with pytest.raises((TypeError, ValueError), match="shape"):
+        sample_discrete_gaussian(1.0, (-1,))
+
+
+def test_gaussian_exact_release_is_on_the_grid_with_the_discrete_gaussian_law():
+    n, bits = 20_000, 1
+    engine = GaussianMultipleRelease(np.full(n, 0.5), exact=True, grid_bits=bits, seed=3)
+    y = engine.release(sigma=1.5)
+    steps = (y - 0.5) * 2**bits
+    np.testing.assert_array_equal(steps, np.round(steps))
+    support = np.arange(steps.min(), steps.max() + 1)
+    expected = _discrete_gaussian_pmf(1.5**2 * 4**bits, support) * n
+    observed = np.array([np.sum(steps == v) for v in support])
+    keep = expected >= 5
+    assert stats.chisquare(np.append(observed[keep], n - observed[keep].sum()),
+                           np.append(expected[keep], n - expected[keep].sum())).pvalue > 1e-3
+    np.testing.assert_array_equal(engine.release(sigma=1.5), y)  # the same level: the stored copy
+    assert engine.subset_rho([0, 1]) == pytest.approx(1 / (2 * 1.5**2))
     with pytest.raises(NotImplementedError, match="not closed under convolution"):
-        GaussianFamily(exact=True)
+        engine.release(sigma=3.0)
+    with pytest.raises(ValueError, match="grid"):
+        GaussianMultipleRelease([0.1], exact=True, grid_bits=3)
+    with pytest.raises(TypeError, match="exact"):
+        GaussianFamily(exact="yes")
+
+
+def test_discrete_gaussian_has_no_exact_forward_step_between_variances_1_and_2():
+    """Why exact Gaussian multiple release is refused: N_Z(2) is not N_Z(1) plus independent integer noise,
+    since the deconvolution (Fourier quotient of the two pmfs) has negative mass."""
+    n, k = 4096, np.arange(-200, 201)
+    p_lo, p_hi = np.zeros(n), np.zeros(n)
+    p_lo[k % n] = _discrete_gaussian_pmf(1.0, k)
+    p_hi[k % n] = _discrete_gaussian_pmf(2.0, k)
+    increment = np.real(np.fft.ifft(np.fft.fft(p_hi) / np.fft.fft(p_lo)))
+    assert increment.sum() == pytest.approx(1.0)
+    assert increment[4] < -1e-4  # P(W = 4) would be about -2.0e-4
 
 
 def test_gaussian_convenience_calibrations():
@@ -466,3 +533,11 @@ def test_poisson_releases_a_scalar_count_in_any_order(exact):
     for lam in (2.0, 1.0, 1.5, 4.0):
         y = engine.release(lam=lam)
         assert y.shape == () and y.dtype == np.int64 and y >= 3
+
+
+@pytest.mark.parametrize("x", [0.0, np.array(0.0), 2.5])
+def test_exact_gaussian_releases_a_scalar(x):
+    engine = GaussianMultipleRelease(x, 1.0, exact=True, seed=0)
+    y = engine.release(rho=0.5)
+    assert y.shape == () and y.dtype == np.float64 and np.isfinite(y)
+    assert engine.release(sigma=1.0) == y  # rho = 0.5 at sensitivity 1 is sigma = 1: the same level

@@ -16,6 +16,7 @@ from icml25.privacy.multiple_release import (
     NoiseFamily,
     PoissonFamily,
     PoissonMultipleRelease,
+    sample_discrete_gaussian,
 )
 from icml25.privacy.sparse_histogram import SparseHistogramGradualRelease, ZeroBinFilter
 
@@ -33,6 +34,7 @@ __all__ = [
     "GaussianMultipleRelease",
     "LaplaceMultipleRelease",
     "PoissonMultipleRelease",
+    "sample_discrete_gaussian",
     "SparseHistogramGradualRelease",
     "ZeroBinFilter",
 ]

@@ -36,9 +36,12 @@ Floating-point caveat: the default noise paths draw float64 NumPy noise and are 
 floating-point attacks (Mironov 2012; Jin et al. 2022); do not use them for production releases.
 ``exact=True`` (Laplace, Poisson) samples on an integer grid with exact integer/rational arithmetic
 (Canonne, Kamath & Steinke 2020 style Bernoulli(exp(-gamma)) and geometric samplers; exact lazy
-comparisons for the posterior mixture weights), so outputs are exact grid points.  Exact mode loops over the
-coordinates in Python (roughly 10^3 - 10^4 coordinates per second).  The random bits come from the NumPy
-generator you pass (seedable, not a cryptographic generator).
+comparisons for the posterior mixture weights), so outputs are exact grid points.  Gaussian ``exact=True``
+gives one exact discrete-Gaussian release (:func:`sample_discrete_gaussian`, Canonne, Kamath & Steinke 2020,
+Algorithm 3) and refuses a second level: the discrete Gaussian is not closed under convolution, so there is no
+exact Brownian coupling (see :class:`GaussianFamily`).  Exact mode loops over the coordinates in Python
+(roughly 10^3 - 10^4 coordinates per second).  The random bits come from the NumPy generator you pass
+(seedable, not a cryptographic generator).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ __all__ = [
     "GaussianMultipleRelease",
     "LaplaceMultipleRelease",
     "PoissonMultipleRelease",
+    "sample_discrete_gaussian",
 ]
 
 #: Two levels closer than this relative gap are treated as the same level (the stored release is returned).
@@ -162,42 +166,63 @@ class GaussianFamily(NoiseFamily):
     stored noises have ``Cov(Z_i, Z_j) = min(s_i, s_j) I`` whatever the request order.  Float64 noise: not
     hardened against floating-point attacks.
 
-    ``exact=True`` raises ``NotImplementedError``: the discrete Gaussian is not closed under convolution, so
-    the Brownian bridge has no exact finite-precision analogue (the paper lists finite-precision variants as
-    open).
+    ``exact=True``: the first release is the discrete Gaussian on the grid ``2^-grid_bits`` (variance ``s`` in
+    the units of ``x``, i.e. ``s 4^grid_bits`` grid steps squared), sampled exactly with Python integers and
+    rationals (Canonne, Kamath & Steinke 2020, Algorithm 3: :func:`sample_discrete_gaussian`); for a secret on
+    the grid it is ``rho = Delta_2^2 / (2 s)``-zCDP (their Theorem 14), as the continuous one.  A second,
+    different level raises ``NotImplementedError``: the discrete Gaussian is not closed under convolution,
+    and for some pairs of levels (e.g. variances 1 and 2 grid steps squared) ``N_Z(s_hi)`` is not
+    ``N_Z(s_lo)`` plus any independent integer noise (the deconvolution has negative mass), so no exact
+    lossless coupling of the two exists (the paper leaves finite-precision Gaussian release open).
     """
 
     level_name = "variance"
 
-    def __init__(self, l2_sensitivity: float = 1.0, *, exact: bool = False) -> None:
-        if check_bool(exact, "exact"):
-            raise NotImplementedError(
-                "exact Gaussian multiple release is not available: the discrete Gaussian is not closed under "
-                "convolution, so the Brownian bridge has no exact finite-precision analogue (an open problem "
-                "in the paper); use LaplaceFamily(exact=True) or PoissonFamily(exact=True)"
-            )
+    def __init__(self, l2_sensitivity: float = 1.0, *, exact: bool = False, grid_bits: int = 20) -> None:
         self.l2_sensitivity = check_scalar(l2_sensitivity, "l2_sensitivity", "real", min=0.0, inclusive="neither")
-        self.exact = False
+        self.exact = check_bool(exact, "exact")
+        self.grid_bits = check_scalar(grid_bits, "grid_bits", "int", min=-60, max=60)
 
     def check_x(self, x: object) -> np.ndarray:
-        return _check_noise(check_array(x, "x", dtype=np.float64, copy=True), "x")
+        arr = _check_noise(check_array(x, "x", dtype=np.float64, copy=True), "x")
+        return _grid_ints(arr, self.grid_bits) if self.exact else arr
+
+    def check_level(self, level):
+        value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
+        return Fraction(level) if self.exact else value
 
     def rho(self, s: Level) -> float:
-        """zCDP parameter ``rho = Delta_2^2 / (2 s)`` of a single release at variance ``s``."""
-        return self.l2_sensitivity**2 / (2.0 * check_scalar(s, "s", "real", min=0.0, inclusive="neither"))
+        """zCDP parameter ``rho = Delta_2^2 / (2 s)`` of a single release at variance ``s`` (also for the exact
+        discrete Gaussian with the secret on its grid)."""
+        return self.l2_sensitivity**2 / (2.0 * float(check_scalar(s, "s", "real", min=0.0, inclusive="neither")))
+
+    def _no_exact_coupling(self) -> None:
+        if self.exact:
+            raise NotImplementedError(
+                "exact Gaussian multiple release supports one level: the discrete Gaussian is not closed under "
+                "convolution and for some pairs of levels no exact lossless coupling exists (the paper leaves "
+                "finite-precision Gaussian release open); use LaplaceFamily(exact=True) or "
+                "PoissonFamily(exact=True) for several exact releases"
+            )
 
     def sample(self, s, shape, rng):
         _check_levels(s=s)
-        return math.sqrt(s) * rng.standard_normal(_check_shape(shape))
+        shape = _check_shape(shape)
+        if not self.exact:
+            return math.sqrt(s) * rng.standard_normal(shape)
+        variance, src = Fraction(s) * Fraction(4) ** self.grid_bits, _Bits(rng)
+        return _object_ints([_discrete_gaussian_exact(src, variance) for _ in range(math.prod(shape))], shape)
 
     def forward(self, z, s_from, s_to, rng):
         z = _check_noise(z, "z")
         _check_levels(s_from=s_from, s_to=s_to)
+        self._no_exact_coupling()
         return z + math.sqrt(s_to - s_from) * rng.standard_normal(z.shape)
 
     def backward(self, z_later, s, s_later, rng):
         z_later = _check_noise(z_later, "z_later")
         _check_levels(s=s, s_later=s_later)
+        self._no_exact_coupling()
         return (s / s_later) * z_later + math.sqrt(s * (s_later - s) / s_later) * rng.standard_normal(
             z_later.shape
         )
@@ -206,16 +231,18 @@ class GaussianFamily(NoiseFamily):
         z_lo = _check_noise(z_lo, "z_lo")
         z_hi = _check_noise(z_hi, "z_hi", z_lo, "z_lo")
         _check_levels(s_lo=s_lo, s=s, s_hi=s_hi)
+        self._no_exact_coupling()
         gap = s_hi - s_lo
         mean = z_lo + ((s - s_lo) / gap) * (z_hi - z_lo)
         return mean + math.sqrt((s - s_lo) * (s_hi - s) / gap) * rng.standard_normal(z_lo.shape)
 
     def output(self, x, z):
         x, z = _check_noise(x, "x"), _check_noise(z, "z", x, "x")
-        return x + z
+        return _grid_output(x + z, self.grid_bits) if self.exact else x + z
 
     def __repr__(self) -> str:
-        return f"GaussianFamily(l2_sensitivity={self.l2_sensitivity})"
+        extra = f", exact=True, grid_bits={self.grid_bits}" if self.exact else ""
+        return f"GaussianFamily(l2_sensitivity={self.l2_sensitivity}{extra})"
 
 
 class LaplaceFamily(NoiseFamily):
@@ -248,16 +275,7 @@ class LaplaceFamily(NoiseFamily):
 
     def check_x(self, x):
         arr = _check_noise(check_array(x, "x", dtype=np.float64, copy=True), "x")
-        if not self.exact:
-            return arr
-        scaled = np.ldexp(arr, self.grid_bits)
-        if np.any(scaled != np.round(scaled)) or np.any(np.abs(scaled) >= 2.0**53):
-            raise ValueError(
-                f"exact mode needs x on the grid 2^-{self.grid_bits} (|x| < 2^{53 - self.grid_bits}); "
-                f"round it first, e.g. np.round(x * 2**{self.grid_bits}) / 2**{self.grid_bits}, and account "
-                "for the rounding in the sensitivity"
-            )
-        return _object_ints(scaled)
+        return _grid_ints(arr, self.grid_bits) if self.exact else arr
 
     def check_level(self, level):
         value = check_scalar(level, f"level ({self.level_name})", "real", min=0.0, inclusive="neither")
@@ -326,14 +344,7 @@ class LaplaceFamily(NoiseFamily):
 
     def output(self, x, z):
         x, z = _check_noise(x, "x"), _check_noise(z, "z", x, "x")
-        if not self.exact:
-            return x + z
-        total = np.asarray(x + z, dtype=object)  # a 0-d sum comes back as a Python int
-        if any(abs(int(v)) >= 2**53 for v in total.ravel()):
-            raise OverflowError("a released grid value does not fit a float64 exactly; use fewer grid_bits")
-        return np.array([math.ldexp(float(int(v)), -self.grid_bits) for v in total.ravel()]).reshape(
-            total.shape
-        )
+        return _grid_output(x + z, self.grid_bits) if self.exact else x + z
 
     def __repr__(self) -> str:
         extra = f", exact=True, grid_bits={self.grid_bits}" if self.exact else ""
@@ -555,11 +566,20 @@ class GaussianMultipleRelease(MultipleRelease):
 
     ``level`` is the variance.  ``rho`` uses zCDP calibration, ``(epsilon, delta)`` the analytic Gaussian
     mechanism (Balle & Wang 2018).  A subset costs ``subset_rho(indices)`` = the largest rho in it.
-    Float64 noise: not hardened against floating-point attacks.
+    Float64 noise by default: not hardened against floating-point attacks; ``exact=True`` gives one exact
+    discrete-Gaussian release on the grid ``2^-grid_bits`` (see :class:`GaussianFamily`).
     """
 
-    def __init__(self, x: object, l2_sensitivity: float = 1.0, *, seed: Seed = None):
-        super().__init__(x, GaussianFamily(l2_sensitivity), seed=seed)
+    def __init__(
+        self,
+        x: object,
+        l2_sensitivity: float = 1.0,
+        *,
+        exact: bool = False,
+        grid_bits: int = 20,
+        seed: Seed = None,
+    ):
+        super().__init__(x, GaussianFamily(l2_sensitivity, exact=exact, grid_bits=grid_bits), seed=seed)
 
     def release(
         self,
@@ -663,6 +683,26 @@ def _object_ints(values: object, shape: tuple[int, ...] | None = None) -> np.nda
     return out.reshape(np.shape(values) if shape is None else shape)
 
 
+def _grid_ints(arr: np.ndarray, grid_bits: int) -> np.ndarray:
+    """The secret ``arr`` as exact grid integers ``arr 2^grid_bits`` (it must lie on the grid)."""
+    scaled = np.ldexp(arr, grid_bits)
+    if np.any(scaled != np.round(scaled)) or np.any(np.abs(scaled) >= 2.0**53):
+        raise ValueError(
+            f"exact mode needs x on the grid 2^-{grid_bits} (|x| < 2^{53 - grid_bits}); "
+            f"round it first, e.g. np.round(x * 2**{grid_bits}) / 2**{grid_bits}, and account "
+            "for the rounding in the sensitivity"
+        )
+    return _object_ints(scaled)
+
+
+def _grid_output(total: object, grid_bits: int) -> np.ndarray:
+    """Grid integers (an object array, or a Python int for 0-d) back to exact float64 values."""
+    total = np.asarray(total, dtype=object)
+    if any(abs(int(v)) >= 2**53 for v in total.ravel()):
+        raise OverflowError("a released grid value does not fit a float64 exactly; use fewer grid_bits")
+    return np.array([math.ldexp(float(int(v)), -grid_bits) for v in total.ravel()]).reshape(total.shape)
+
+
 class _Bits:
     """Uniform random bits from a NumPy generator, buffered as 64-bit words."""
 
@@ -726,6 +766,48 @@ def _discrete_laplace_exact(src: _Bits, gamma: Fraction) -> int:
         g = _geometric_exact(src, gamma)
         if not (negative and g == 0):
             return -g if negative else g
+
+
+def _discrete_gaussian_exact(src: _Bits, variance: Fraction) -> int:
+    """Exact discrete Gaussian ``P(z) ~ exp(-z^2 / (2 variance))`` on the integers for rational ``variance``
+    (Canonne, Kamath & Steinke 2020, Algorithm 3): with ``t = floor(sigma) + 1``, propose ``Y`` from the
+    discrete Laplace ``P(y) ~ exp(-|y|/t)`` and accept it w.p. ``exp(-(|Y| - variance/t)^2 / (2 variance))``."""
+    t = math.isqrt(variance.numerator // variance.denominator) + 1
+    gamma, center = Fraction(1, t), variance / t
+    while True:
+        y = _discrete_laplace_exact(src, gamma)
+        exponent = (abs(y) - center) ** 2 / (2 * variance)
+        if _bernoulli_exp_neg(src, exponent.numerator, exponent.denominator):
+            return y
+
+
+def sample_discrete_gaussian(variance: float | Fraction, shape: object = (), *, seed: Seed = None) -> np.ndarray:
+    """Exact draws from the discrete Gaussian ``P(z) ~ exp(-z^2 / (2 variance))`` on the integers.
+
+    Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (arXiv:2004.00010),
+    Algorithm 3: discrete Laplace proposals accepted by exact Bernoulli(exp(-gamma)) trials; only Python
+    integers and rationals are used (a float ``variance`` is read as the exact rational it stores), so the law
+    is exact, not a float approximation.  The random bits come from the NumPy generator of ``seed``.
+
+    Parameters
+    ----------
+    variance : float or Fraction
+        ``sigma^2 > 0`` in grid units (the pmf's parameter; the variance of the law is slightly below it for
+        ``sigma < 1``).
+    shape : int or tuple of int
+        Output shape (``()``: one draw).
+    seed : int, Generator or None
+        Randomness.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+    """
+    variance = Fraction(check_scalar(variance, "variance", "real", min=0.0, inclusive="neither"))
+    shape = _check_shape(shape)
+    src = _Bits(as_generator(seed))
+    return np.array([_discrete_gaussian_exact(src, variance) for _ in range(math.prod(shape))],
+                    dtype=np.int64).reshape(shape)
 
 
 def _truncated_geometric_exact(src: _Bits, gamma: Fraction, n_max: int) -> int:
