@@ -169,7 +169,7 @@ class GaussianFamily(NoiseFamily):
     ``exact=True``: the first release is the discrete Gaussian on the grid ``2^-grid_bits`` (variance ``s`` in
     the units of ``x``, i.e. ``s 4^grid_bits`` grid steps squared), sampled exactly with Python integers and
     rationals (Canonne, Kamath & Steinke 2020, Algorithm 3: :func:`sample_discrete_gaussian`); for a secret on
-    the grid it is ``rho = Delta_2^2 / (2 s)``-zCDP (their Theorem 14), as the continuous one.  A second,
+    the grid it is ``rho = Delta_2^2 / (2 s)``-zCDP, the bound of the continuous Gaussian (their Sec. 2).  A second,
     different level raises ``NotImplementedError``: the discrete Gaussian is not closed under convolution,
     and for some pairs of levels (e.g. variances 1 and 2 grid steps squared) ``N_Z(s_hi)`` is not
     ``N_Z(s_lo)`` plus any independent integer noise (the deconvolution has negative mass), so no exact
