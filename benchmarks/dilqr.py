@@ -15,25 +15,31 @@ mpc.pytorch holds the last linearisation point fixed (the first term of the Neum
 the tolerance.  With the limit active its controls agree with ours only to 1.4e-4, because its box-constrained
 QP (pnqp) stops once its Newton step is below 1e-4; that row allows 1e-3.
 
-**Time** (one thread, medians of 15 interleaved repeats, eps 1e-7, at most 100 iterations): the forward solve that
-builds the graph takes 0.45x mpc.pytorch's (one batched linearisation and Riccati recursion per iteration, where
-mpc.pytorch also splits and re-joins the best iterate example by example). The backward is *behind*, 1.4x
-mpc.pytorch's (1.2x in a quieter run): the exact gradient factors the Riccati recursion once more, solves it for all
-``T (n + m)`` unit cotangents and inverts the dense adjoint system ``I - J_tau`` of that size per example, which
-mpc.pytorch's approximate backward (one LQR backward) skips. ``backward="fixed_point"`` replaces the inverse by a
-few LQR solves, but took 1.7x the dense backward on this problem because the Neumann series needs
-many terms. mpc 0.0.6 runs with NumPy 2 and the installed PyTorch without shims or warnings; it prints convergence
+**Time** (one thread, its CPU time, medians of interleaved repeats: 15 forward, 60 backward; eps 1e-7, at most 100
+iterations): the forward solve that builds the graph takes 0.44x mpc.pytorch's (one batched linearisation and
+Riccati recursion per iteration, where mpc.pytorch also splits and re-joins the best iterate example by example).
+The backward is *behind*, 1.2x mpc.pytorch's: the exact gradient factors the Riccati recursion once more, solves it
+for all ``T (n + m)`` unit cotangents and inverts the dense adjoint system ``I - J_tau`` of that size per example,
+which mpc.pytorch's approximate backward (one LQR backward) skips. ``backward="fixed_point"`` replaces the inverse
+by a few LQR solves, but took 1.7x the dense backward on this problem because the Neumann series needs many terms.
+mpc 0.0.6 runs with NumPy 2 and the installed PyTorch without shims; with bounds it triggers PyTorch's deprecation
+warning for uint8 mask indexing (``mpc/util.py``, ``bdiag``; harmless, silenced here), and it prints convergence
 notes unless ``verbose=-1``.
 """
 
 from __future__ import annotations
 
+import statistics
+import time
+import warnings
+
 import torch
 
 from icml25.control.dilqr import DiLQR, PendulumDynamics, pendulum_problem
 from icml25.control.lqr import QuadCost
-from icml25.harness.bench import Agreement, Comparison, compare_times
+from icml25.harness.bench import Agreement, Comparison
 from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds
 from icml25.utils.random import torch_generator
 
 PEERS = {"mpc": "mpc.pytorch"}
@@ -145,7 +151,11 @@ def _lqr_agreement(T: int, B: int, seed: int) -> Agreement:
 
 
 def _time_rows(T: int, B: int, seed: int, repeats: int) -> list[Comparison]:
-    """Forward (one solve that builds the graph) and backward times, eps 1e-7 and at most 100 iterations."""
+    """Forward (one solve that builds the graph) and backward times, eps 1e-7 and at most 100 iterations.
+
+    CPU time of this thread (torch runs on it alone under ``single_thread``), medians of interleaved repeats,
+    so that other processes on a loaded machine do not enter the ratio; the backward gets 4x the repeats.
+    """
     from mpc import mpc
 
     x0, cost, target = pendulum_problem(T, B, seed)
@@ -153,20 +163,24 @@ def _time_rows(T: int, B: int, seed: int, repeats: int) -> list[Comparison]:
     ours_dyn, peer_dyn = PendulumDynamics(*THETA, dtype=D), PendulumDynamics(*THETA, dtype=D)
     ours, peer = _ours(T, False, 1e-7, 100), _peer(T, False, 1e-7, 100)
     peer_cost, peer_model = mpc.QuadCost(*cost), _PeerDynamics(peer_dyn)
-    forward = compare_times(task, lambda: ours(x0, cost, ours_dyn), lambda: peer(x0, peer_cost, peer_model),
-                            repeats=repeats)
+    forward = interleaved_seconds({"ours": lambda: ours(x0, cost, ours_dyn),
+                                   "peer": lambda: peer(x0, peer_cost, peer_model)},
+                                  repeats=repeats, warmup=1, clock=time.thread_time)
     ours_loss = ((ours(x0, cost, ours_dyn)[1] - target) ** 2).sum()
     peer_loss = ((peer(x0, peer_cost, peer_model)[1] - target) ** 2).sum()
-    backward = compare_times(task, lambda: ours_loss.backward(retain_graph=True),
-                             lambda: peer_loss.backward(retain_graph=True), repeats=repeats)
-    return [Comparison(task, "forward solve time (median s)", forward.ours, forward.peer, "lower", unit="s"),
-            Comparison(task, "backward time (median s)", backward.ours, backward.peer, "lower", unit="s")]
+    backward = interleaved_seconds({"ours": lambda: ours_loss.backward(retain_graph=True),
+                                    "peer": lambda: peer_loss.backward(retain_graph=True)},
+                                   repeats=4 * repeats, warmup=2, clock=time.thread_time)
+    return [Comparison(task, f"{what} time (median thread CPU s)", statistics.median(times["ours"]),
+                       statistics.median(times["peer"]), "lower", unit="s")
+            for what, times in (("forward solve", forward), ("backward", backward))]
 
 
 def bench(size: str, seed: int) -> list:
     T, B, repeats = (8, 2, 3) if size == "smoke" else (20, 8, 15)
     rows = []
-    with single_thread():
+    with single_thread(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="indexing with dtype torch.uint8", category=UserWarning)
         rows += _gradient_rows(T, B, seed, bounds=False)
         if size == "full":
             rows += _gradient_rows(T, B, seed, bounds=True)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import statistics
 
 import torch
@@ -60,11 +59,12 @@ def _peer_sae(matryoshka: bool, seed: int):
         MatryoshkaBatchTopKTrainingSAEConfig,
     )
 
-    torch.manual_seed(seed)  # SAELens initialises from the global generator
-    if matryoshka:
-        return MatryoshkaBatchTopKTrainingSAE(MatryoshkaBatchTopKTrainingSAEConfig(
-            d_in=D_IN, d_sae=D_SAE, k=K, matryoshka_widths=list(WIDTHS)))
-    return BatchTopKTrainingSAE(BatchTopKTrainingSAEConfig(d_in=D_IN, d_sae=D_SAE, k=K))
+    with torch.random.fork_rng():  # SAELens initialises from the global generator: seed it, then restore it
+        torch.manual_seed(seed)
+        if matryoshka:
+            return MatryoshkaBatchTopKTrainingSAE(MatryoshkaBatchTopKTrainingSAEConfig(
+                d_in=D_IN, d_sae=D_SAE, k=K, matryoshka_widths=list(WIDTHS)))
+        return BatchTopKTrainingSAE(BatchTopKTrainingSAEConfig(d_in=D_IN, d_sae=D_SAE, k=K))
 
 
 def _train_peer(sae, batches, steps: int):
@@ -124,7 +124,6 @@ def _join(values: list[float]) -> str:
 def bench(size: str, seed: int) -> list:
     steps, n_seeds, n_eval, time_steps, repeats = (60, 1, 4000, 10, 2) if size == "smoke" else \
         (2000, 2, 20_000, 200, 5)
-    os.environ.setdefault("WANDB_MODE", "disabled")
     with single_thread():
         runs = [_one_seed(seed + s, steps, n_eval) for s in range(n_seeds)]
         data = HierarchicalFeatures(n_parents=N_PARENTS, children_per_parent=4, d=D_IN, seed=seed)

@@ -89,6 +89,7 @@ def _gap(gap: float) -> float:
 
 def _dataset_rows(name: str, seed: int, n: int, head: int, population: int, generations: int,
                   small: tuple[int, int, int]) -> list:
+    """One data set: its front, both GPs at the full budget scored against it, then the small-budget runs."""
     X, y = DATASETS[name](seed, n)
     front = apo_front(X, y, head_length=head, seed=seed, n_jobs=1)
     peer = _gplearn(X, y, population, generations, seed)
