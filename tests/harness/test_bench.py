@@ -142,3 +142,9 @@ def test_the_benchmarks_page_is_generated_from_the_committed_records():
     assert all(r["size"] == "full" for r in records)
     assert (root / "docs" / "benchmarks.md").read_text(encoding="utf-8") == bench.page_markdown(records), \
         "docs/benchmarks.md is stale: icml25 bench --page docs/benchmarks.md"
+
+
+def test_compare_times_reads_the_given_clock():
+    ticks = iter(range(100))
+    row = compare_times("t", lambda: None, lambda: None, repeats=2, clock=lambda: float(next(ticks)))
+    assert row.ours == row.peer == 1.0

@@ -111,9 +111,13 @@ class Agreement:
 
 
 def compare_times(task: str, ours: Callable[[], object], peer: Callable[[], object], repeats: int,
-                  tolerance: float = 0.1, warmup: int = 1) -> Comparison:
-    """Time ``ours()`` against ``peer()`` in this process: medians of ``repeats`` interleaved calls each."""
-    times = interleaved_seconds({"ours": ours, "peer": peer}, repeats=repeats, warmup=warmup)
+                  tolerance: float = 0.1, warmup: int = 1,
+                  clock: Callable[[], float] = time.perf_counter) -> Comparison:
+    """Time ``ours()`` against ``peer()`` in this process: medians of ``repeats`` interleaved calls each.
+
+    ``clock`` as in :func:`~icml25.harness.timing.interleaved_seconds` (``time.thread_time`` for single-threaded
+    work on a busy machine)."""
+    times = interleaved_seconds({"ours": ours, "peer": peer}, repeats=repeats, warmup=warmup, clock=clock)
     return Comparison(task, "time (median s)", statistics.median(times["ours"]), statistics.median(times["peer"]),
                       better="lower", tolerance=tolerance, unit="s")
 
