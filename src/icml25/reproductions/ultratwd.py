@@ -4,11 +4,14 @@ Paper: "UltraTWD: Optimizing Ultrametric Trees for Tree-Wasserstein Distance", Y
 Sun, ICML 2025 (PMLR 267:72837-72852).  Ultrametric trees fitted to the cost matrix approximate W1 better
 than baseline trees.  Data: a synthetic "word embedding" cloud (hierarchical Gaussian mixture, n = 200 in
 R^16) with sparse topic documents (asserted), and scikit-learn's digits as histograms on the 8x8 pixel grid
-(reported only).  Exact W1 is POT's ``ot.emd2`` on every pair, in the same process.
+(reported only).  Exact W1 is POT's ``ot.emd2`` on every pair, in the same process.  A cost sweep times
+all-pairs TWD, ``ot.emd2`` and ``ot.sliced_wasserstein_distance`` on dense histograms against the support
+size n (interleaved repeats, one thread, fitted log-log slopes); its slope claim is made at full scale only.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -22,8 +25,9 @@ from scipy.spatial.distance import cdist
 
 from icml25.data.hierarchical_docs import digit_histograms, hierarchical_cloud, sparse_documents
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.transport.trees import average_linkage_tree, cluster_tree, quadtree, single_linkage_tree
 from icml25.transport.ultratwd import (
     WeightedTree,
@@ -32,8 +36,10 @@ from icml25.transport.ultratwd import (
     tree_fit_error,
     ultratwd_pairwise,
 )
+from icml25.utils.random import as_generator
 
-CLAIM_RESCALED = "UltraTWD-IP and -GD MRE >= 20% lower than least-squares rescaled QuadTree and ClusterTree"
+CLAIM_RESCALED = ("UltraTWD-IP and -GD MRE >= 20% lower than QuadTree and ClusterTree rescaled to D by least "
+                  "squares (the fair baselines)")
 CLAIM_FROBENIUS = "UltraTWD-IP and -GD Frobenius errors <= UltraTWD-MST's"
 
 PAPER = Paper(
@@ -43,7 +49,8 @@ PAPER = Paper(
     anchors=("POT", "NeXAIS/UltraTWD"),
     default_seeds=(0, 1, 2, 3, 4),
     known_misses={
-        CLAIM_RESCALED: "a k-means ClusterTree rescaled to D recovers the mixture's hierarchy as well as IP/GD",
+        CLAIM_RESCALED: "k-means recovers the Gaussian mixture's hierarchy: rescaled ClusterTree MRE 0.092 (quick) / "
+                        "0.083 (full) against 0.114 / 0.132 for the worse of IP/GD (mean of 5 seeds)",
         CLAIM_FROBENIUS: "one IP sweep (the paper's default) beats MST's Frobenius fit on 3 of 5 seeds only",
     },
 )
@@ -86,8 +93,9 @@ def _emd_all_pairs(H: np.ndarray, D: np.ndarray) -> np.ndarray:
 def _rescaled(tree: WeightedTree, D: np.ndarray) -> WeightedTree:
     """The same tree with all edges scaled by the least-squares factor fitting its metric to ``D``.
 
-    Unsupervised (it sees only ``D``, as UltraTWD does); it removes the baselines' arbitrary
-    global scale so that the comparison is about the tree shape, not the units.
+    The factor is fitted on the ground cost ``D`` between support points only, the same information the
+    UltraTWD fits use: no document and no W1 value, so it is disjoint from every pair it is evaluated on.
+    It removes the baselines' arbitrary global scale so that the comparison is about the tree shape.
     """
     T = tree.leaf_distances()
     factor = float(np.sum(T * D) / np.sum(T * T))
@@ -210,6 +218,59 @@ def _digits(seed: int, n_train: int, n_test: int) -> dict:
     return out
 
 
+N_PROJECTIONS = 50
+
+
+def _sweep_point(n: int, n_docs: int, repeats: int, seed: int) -> tuple[dict[str, float], dict[str, float]]:
+    """One size of :func:`cost_sweep`: median seconds per method (and the one-off fit), MRE against emd2."""
+    X = hierarchical_cloud(n, 16, seed=seed).points
+    D = cdist(X, X)
+    H = as_generator(seed + n).dirichlet(np.ones(n), size=n_docs)
+    start = time.thread_time()
+    tree = fit_ultrametric(D, "gd")
+    fit_seconds = time.thread_time() - start
+    pairs = list(zip(*np.triu_indices(n_docs, 1), strict=True))
+    iu = np.triu_indices(n_docs, 1)
+    values: dict[str, np.ndarray] = {}
+
+    def twd() -> None:
+        values["UltraTWD-GD"] = ultratwd_pairwise(H, tree)[iu]
+
+    def emd() -> None:
+        values["ot.emd2"] = np.array([ot.emd2(H[a], H[b], D) for a, b in pairs])
+
+    def sliced() -> None:
+        values["sliced W1"] = np.array([ot.sliced_wasserstein_distance(X, X, H[a], H[b], n_projections=N_PROJECTIONS,
+                                                                        p=1, seed=seed) for a, b in pairs])
+
+    times = interleaved_seconds({"UltraTWD-GD": twd, "ot.emd2": emd, "sliced W1": sliced}, repeats, warmup=1,
+                                clock=time.thread_time)
+    seconds = {name: float(np.median(t)) for name, t in times.items()} | {"UltraTWD-GD fit": fit_seconds}
+    mre = {name: _mre(values[name], values["ot.emd2"]) for name in ("UltraTWD-GD", "sliced W1")}
+    return seconds, mre
+
+
+def cost_sweep(sizes: tuple[int, ...], n_docs: int, repeats: int, seed: int) -> dict:
+    """All-pairs cost against the support size ``n``: TWD, exact OT and sliced W1 on the same histograms.
+
+    Per ``n``: a hierarchical cloud of ``n`` points in R^16, ``n_docs`` dense Dirichlet(1) histograms on all
+    ``n`` points (so each problem has support ``n``) and the UltraTWD-GD tree of ``D``.  All-pairs TWD
+    (:func:`ultratwd_pairwise`), ``ot.emd2`` on every pair and ``ot.sliced_wasserstein_distance`` (p = 1,
+    ``N_PROJECTIONS`` directions) on every pair take turns over ``repeats`` rounds after one warm-up round
+    (thread CPU time; the caller holds one thread).  The tree fit is timed once (same clock), reported beside them.
+    Returns the medians, their fitted log-log slopes and the MRE of TWD and sliced W1 against ``ot.emd2``.
+    """
+    points = [_sweep_point(n, n_docs, repeats, seed) for n in sizes]
+    seconds = {name: [s[name] for s, _ in points] for name in points[0][0]}
+    return {
+        "n": list(sizes), "n_docs": n_docs, "pairs": n_docs * (n_docs - 1) // 2, "repeats": repeats,
+        "n_projections": N_PROJECTIONS, "seconds": seconds,
+        "time_slope_in_n": {k: loglog_slope(sizes, v) for k, v in seconds.items()},
+        "speedup_emd2_over_twd": [e / t for e, t in zip(seconds["ot.emd2"], seconds["UltraTWD-GD"], strict=True)],
+        "mre_vs_emd2": {name: [m[name] for _, m in points] for name in points[0][1]},
+    }
+
+
 def reproduce(run: Run) -> Result:
     # 1. Set-up: sizes per scale (quick: n = 200 support points, 120 documents, 5 seeds).
     n_points, n_docs, n_train = run.pick(smoke=(60, 40, 25), quick=(200, 120, 80), full=(400, 300, 200))
@@ -222,16 +283,21 @@ def reproduce(run: Run) -> Result:
     for i, seed in enumerate(run.seeds):
         syn.append(_synthetic(seed, n_points, n_docs, n_train, repeats, n_sinkhorn))
         dig.append(_digits(seed, dig_train, dig_test))
-        run.progress((i + 1) / len(run.seeds), f"seed {seed}")
+        run.progress((i + 1) / (len(run.seeds) + 1), f"seed {seed}")
+    run.progress(len(run.seeds) / (len(run.seeds) + 1), "cost against the support size")
+    with single_thread():
+        sweep = cost_sweep(sizes=run.pick(smoke=(20, 40), quick=(50, 100, 200), full=(100, 200, 400, 800, 1600)),
+                           n_docs=run.pick(smoke=4, quick=8, full=8), repeats=run.pick(smoke=1, quick=3, full=5),
+                           seed=run.seeds[0])
     mre, max_err, rel_fro = _stack(syn, "mre"), _stack(syn, "max_err"), _stack(syn, "rel_fro")
     knn5, p10 = _stack(syn, "knn5"), _stack(syn, "p_at_10")
     ratios = _ratios(mre, rel_fro)
 
     # 3. Claims, judged over the seeds.
     claims = [
-        _claim_exact(syn),
-        _claim_beats_baselines(ratios),
         _claim_beats_rescaled_baselines(ratios),
+        _claim_beats_baselines(ratios),
+        _claim_exact(syn),
         _claim_beats_single_linkage(mre, ratios),
         _claim_mst_max_norm(max_err, syn),
         _claim_frobenius(rel_fro, ratios),
@@ -239,10 +305,13 @@ def reproduce(run: Run) -> Result:
         _claim_precision(p10),
         _claim_speed(syn),
     ]
+    if run.scale == "full":
+        claims.append(_claim_slopes(sweep))
 
     # 4. Figures and metrics.
     dig_mre = _stack(dig, "mre")
-    figures = [_figure(run, mre, dig_mre, syn[0]["scatter"], n_points), _dendrogram_figure(run, syn[0]["linkage"])]
+    figures = [_figure(run, mre, dig_mre, syn[0]["scatter"], n_points), _dendrogram_figure(run, syn[0]["linkage"]),
+               _sweep_figure(run, sweep)]
     metrics = {
         "sizes": {"n_points": n_points, "n_docs": n_docs, "n_train": n_train, "n_test": n_docs - n_train,
                   "digits_train": dig_train, "digits_test": dig_test},
@@ -261,6 +330,7 @@ def reproduce(run: Run) -> Result:
         "timing_seconds": {"emd2_all_pairs": [r["emd_seconds"] for r in syn],
                            "twd_all_pairs": [r["twd_seconds"] for r in syn],
                            "speedup": _speedup(syn), "fit": _stack(syn, "fit_seconds")},
+        "cost_sweep": sweep,
     }
     return Result(metrics=metrics, claims=claims, figures=figures)
 
@@ -294,8 +364,9 @@ def _claim_exact(syn: list[dict]) -> Claim:
 
 
 def _claim_beats_baselines(ratios: dict[str, Any]) -> Claim:
-    return Claim(text="UltraTWD-IP and -GD approximate W1 >= 20% better (MRE) than QuadTree and ClusterTree",
-                 criterion="MRE(IP), MRE(GD) <= 0.8 x each baseline's, every seed",
+    return Claim(text="UltraTWD-IP and -GD approximate W1 >= 20% better (MRE) than QuadTree and ClusterTree with "
+                      "their own edge weights (the paper's comparison)",
+                 criterion="MRE(IP), MRE(GD) <= 0.8 x each unscaled baseline's, every seed",
                  paper="lower W1 approximation error than QuadTree, FlowTree and cluster trees (text corpora)",
                  measured=summary(ratios["ip_gd"]), baseline=summary(ratios["raw_baselines"]),
                  holds=all(r <= 0.8 for r in ratios["vs_baselines"]))
@@ -303,7 +374,8 @@ def _claim_beats_baselines(ratios: dict[str, Any]) -> Claim:
 
 def _claim_beats_rescaled_baselines(ratios: dict[str, Any]) -> Claim:
     return Claim(text=CLAIM_RESCALED,
-                 criterion="MRE(IP), MRE(GD) <= 0.8 x each least-squares rescaled baseline's, every seed",
+                 criterion="MRE(IP), MRE(GD) <= 0.8 x each baseline's after one least-squares factor fitted to D "
+                           "(no document pair seen, like UltraTWD's own fit), every seed",
                  paper=None, measured=summary(ratios["ip_gd"]), baseline=summary(ratios["rescaled_baselines"]),
                  holds=all(r <= 0.8 for r in ratios["vs_rescaled"]))
 
@@ -355,6 +427,17 @@ def _claim_precision(p10: dict[str, list[float]]) -> Claim:
                  holds=bool(np.mean(p10["UltraTWD-GD"]) >= quad))
 
 
+def _claim_slopes(sweep: dict) -> Claim:
+    slopes = sweep["time_slope_in_n"]
+    ours, exact = slopes["UltraTWD-GD"], slopes["ot.emd2"]
+    return Claim(text="all-pairs TWD cost grows about linearly in the support size n, exact OT super-linearly",
+                 criterion=f"fitted log-log slope of all-pairs time ({sweep['pairs']} pairs of dense histograms) "
+                           f"against n = {sweep['n'][0]}..{sweep['n'][-1]}: UltraTWD-GD <= 1.2 and ot.emd2 >= 1.5",
+                 paper="TWD costs O(n) per pair once the tree is built; exact W1 roughly O(n^3 log n)",
+                 measured=ours, baseline={"ot.emd2": exact, "sliced W1": slopes["sliced W1"]},
+                 holds=bool(ours <= 1.2 and exact >= 1.5))
+
+
 def _speedup(syn: list[dict]) -> float:
     return float(np.median([r["emd_seconds"] for r in syn])) / float(np.median([r["twd_seconds"] for r in syn]))
 
@@ -402,6 +485,25 @@ def _figure(run: Run, syn: dict[str, list[float]], dig: dict[str, list[float]], 
     ax.legend()
     fig.tight_layout()
     return run.savefig(fig, "ultratwd_mre")
+
+
+def _sweep_figure(run: Run, sweep: dict) -> str:
+    n = np.asarray(sweep["n"])
+    slopes = sweep["time_slope_in_n"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    styles = {"UltraTWD-GD": "-o", "ot.emd2": "-s", "sliced W1": "-^", "UltraTWD-GD fit": "--o"}
+    for name, style in styles.items():
+        axes[0].loglog(n, sweep["seconds"][name], style, label=f"{name} (slope {slopes[name]:.2f})")
+    axes[0].set(xlabel="support size n", ylabel="seconds (median, thread CPU time)",
+                title=f"all {sweep['pairs']} pairs of {sweep['n_docs']} dense histograms; the fit is one-off")
+    axes[1].loglog(n, sweep["speedup_emd2_over_twd"], "-o", color="tab:green")
+    axes[1].set(xlabel="support size n", ylabel="t(ot.emd2) / t(TWD)", title="speed-up of TWD over exact OT")
+    for ax in axes:
+        ax.set_xticks(n, [str(v) for v in n])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "ultratwd_cost_vs_n")
 
 
 def _dendrogram_figure(run: Run, Z: np.ndarray) -> str:
