@@ -10,11 +10,17 @@ docs/papers/autospeculative_ddpm.md.
    (K = 100 steps mapped to SL times) by ASD and by the sequential sampler; depth speedup, wall-clock
    ratio, and sample quality (MMD test, a classifier's label histogram);
 4. the exchangeability lemma: chains that draw each increment from the exact predictive law given the
-   current state only (posterior sampling) have exchangeable increments.
+   current state only (posterior sampling) have exchangeable increments;
+5. cost against size: the depth of ASD and of the sequential sampler against K on log-log axes with fitted
+   slopes (the Theorem's K^(2/3) rounds against K), on the ring with and without a window of 8 and, at
+   smoke and full scale, on the learned model (depth and one-thread CPU time of one chain, K = 25 ... 400).
+
+Torch runs on one intra-op thread at every scale (``harness.threads.single_thread``); both samplers alike.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -38,7 +44,8 @@ from icml25.diffusion import (
 )
 from icml25.diffusion.metrics import mmd_test
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.utils.random import torch_generator
 
@@ -46,6 +53,8 @@ CLAIM_EXACT = "ASD is exact: its samples have the law of the sequential K-step s
 CLAIM_SPEEDUP = "depth speedup grows at least like K^(1/3): >= K^(1/3) at every K, slope >= 0.2, >= 3x at K = 1024"
 CLAIM_LEARNED = "on a learned digits DDPM (K = 100): depth speedup >= 2x at equal sample quality"
 CLAIM_EXCHANGE = "the SL increments are exchangeable: (D1, D2) ~ (D2, D1) ~ (D1, DK)"
+CLAIM_DEPTH_SLOPE = ("depth against K follows the complexity: ASD's fitted log-log slope <= 2/3 (the Theorem's "
+                     "K^(2/3) rounds), the sequential sampler's 1")
 
 PAPER = Paper(
     id="autospeculative_ddpm",
@@ -77,6 +86,10 @@ class Sizes:
     learned_chains: int
     exchange_chains: int   # claim 4
     permutations: int
+    sweep: bool = False    # part 5 beyond claim 2's data: the window-8 curve and the learned-model K sweep
+    learned_ks: tuple[int, ...] = (25, 50, 100, 200, 400)
+    sweep_chains: int = 8
+    wall_repeats: int = 3
 
 
 def _exactness(seed: int, sz: Sizes) -> dict:
@@ -99,11 +112,17 @@ def _exactness(seed: int, sz: Sizes) -> dict:
 def _scaling(seed: int, sz: Sizes) -> dict:
     """Claim 2: mean depth speedup per K, no window; and the harder cases."""
     ring = GaussianMixture.ring(8, std=0.1)
-    speed, accept = [], []
+    speed, accept, depth, seq_depth, w8_depth = [], [], [], [], []
     for k in sz.ks:
         _, st = asd_sample(ring.posterior_mean, uniform_sl_grid(k, HORIZON), (sz.speed_chains, 2), seed=_rng(seed, k))
         speed.append(float(st.speedup.mean()))
         accept.append(st.acceptance_rate)
+        depth.append(float(st.depth.double().mean()))
+        seq_depth.append(st.sequential_depth)
+        if sz.sweep:
+            _, sw = asd_sample(ring.posterior_mean, uniform_sl_grid(k, HORIZON), (sz.speed_chains, 2), window=8,
+                               seed=_rng(seed, 100_000 + k))
+            w8_depth.append(float(sw.depth.double().mean()))
     k_ref = sz.ks[len(sz.ks) // 2]
     _, w8 = asd_sample(ring.posterior_mean, uniform_sl_grid(k_ref, HORIZON), (sz.speed_chains, 2), window=8,
                        seed=_rng(seed, 8))
@@ -111,8 +130,10 @@ def _scaling(seed: int, sz: Sizes) -> dict:
     _, hard = asd_sample(narrow.posterior_mean, uniform_sl_grid(k_ref, 10 * HORIZON), (sz.speed_chains, 2),
                          seed=_rng(seed, 9))
     slope = float(np.polyfit(np.log(sz.ks), np.log(speed), 1)[0])
+    sweep = {"asd": depth, "sequential": seq_depth, **({"asd_window8": w8_depth} if w8_depth else {})}
     return {"speedup": speed, "acceptance": accept, "slope": slope, "k_ref": k_ref,
-            "window8_speedup": float(w8.speedup.mean()), "narrow_T1e4_speedup": float(hard.speedup.mean())}
+            "window8_speedup": float(w8.speedup.mean()), "narrow_T1e4_speedup": float(hard.speedup.mean()),
+            "depth": sweep, "depth_slope": {name: loglog_slope(sz.ks, d) for name, d in sweep.items()}}
 
 
 def _learned(seed: int, sz: Sizes) -> dict:
@@ -133,6 +154,7 @@ def _learned(seed: int, sz: Sizes) -> dict:
         wall = interleaved_seconds({"asd": lambda: asd_sample(posterior, grid, small, seed=0),
                                     "sequential": lambda: sl_sample_sequential(posterior, grid, small, seed=0)},
                                    repeats=3, warmup=1)
+        sweep = _learned_sweep(posterior, abar, sz, seed) if sz.sweep else None
     clf = LogisticRegression(max_iter=2000).fit(data.numpy(), digits.y_train.numpy())
     labels = {k: np.bincount(clf.predict(v.clamp(-1, 1).numpy().astype(np.float32)), minlength=10)
               for k, v in (("asd", asd), ("seq_a", seq_a), ("seq_b", seq_b))}
@@ -147,7 +169,31 @@ def _learned(seed: int, sz: Sizes) -> dict:
         "label_p_seq_vs_seq": _homogeneity_p(labels["seq_b"], labels["seq_a"]),
         "labels": {k: v.tolist() for k, v in labels.items()},
         "images": asd[:16].numpy(), "images_sequential": seq_a[:16].numpy(),
+        **({"k_sweep": sweep} if sweep else {}),
     }
+
+
+def _learned_sweep(posterior: DenoiserPosterior, abar: torch.Tensor, sz: Sizes, seed: int) -> dict:
+    """Part 5 on the learned model: depth (``sweep_chains`` chains) and one-thread CPU time of one chain
+    against the number of DDPM steps ``K`` (leading timesteps mapped to SL times), for both samplers.
+
+    The times are medians of ``wall_repeats`` interleaved repeats on ``time.thread_time``: on one thread a
+    batched verify call costs its full work, so this is the samplers' compute, not a parallel wall-clock.
+    """
+    depth, seq_depth, fns = [], [], {}
+    for k in sz.learned_ks:
+        grid = ddpm_sl_grid(abar, ddim_timesteps(k, 1000))
+        _, st = asd_sample(posterior, grid, (sz.sweep_chains, 64), seed=_rng(seed, 200_000 + k))
+        depth.append(float(st.depth.double().mean()))
+        seq_depth.append(st.sequential_depth)
+        fns[f"asd,{k}"] = lambda grid=grid: asd_sample(posterior, grid, (1, 64), seed=0)
+        fns[f"sequential,{k}"] = lambda grid=grid: sl_sample_sequential(posterior, grid, (1, 64), seed=0)
+    times = interleaved_seconds(fns, repeats=sz.wall_repeats, warmup=1, clock=time.thread_time)
+    cpu = {name: [float(np.median(times[f"{name},{k}"])) for k in sz.learned_ks] for name in ("asd", "sequential")}
+    ks = sz.learned_ks
+    return {"ks": list(ks), "depth": {"asd": depth, "sequential": seq_depth}, "cpu_seconds": cpu,
+            "depth_slope": {"asd": loglog_slope(ks, depth), "sequential": loglog_slope(ks, seq_depth)},
+            "cpu_time_slope": {name: loglog_slope(ks, v) for name, v in cpu.items()}}
 
 
 def _homogeneity_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -178,24 +224,29 @@ def _exchangeability(seed: int, sz: Sizes) -> dict:
 
 def reproduce(run: Run) -> Result:
     sz = run.pick(
-        smoke=Sizes(200, 40, 8, (16, 64), 4, 50, 32, 2000, 50),
+        smoke=Sizes(200, 40, 8, (16, 64), 4, 50, 32, 2000, 50, sweep=True, learned_ks=(10, 20), sweep_chains=2,
+                    wall_repeats=1),
         quick=Sizes(2000, 200, 32, (64, 128, 256, 512, 1024, 2048), 30, 3000, 500, 20_000, 200),
-        full=Sizes(4000, 200, None, (64, 128, 256, 512, 1024, 2048, 4096), 100, 20_000, 2000, 100_000, 500),
+        full=Sizes(4000, 200, None, (64, 128, 256, 512, 1024, 2048, 4096), 50, 5000, 1000, 100_000, 500, sweep=True),
     )
     seeds = run.seeds
     per_seed = []
-    for i, seed in enumerate(seeds):
-        run.progress(i / len(seeds), f"seed {seed}: exactness")
-        exact = _exactness(seed, sz)
-        run.progress((i + 0.3) / len(seeds), f"seed {seed}: speedup against K")
-        scaling = _scaling(seed, sz)
-        run.progress((i + 0.6) / len(seeds), f"seed {seed}: learned digits model")
-        learned = _learned(seed, sz)
-        per_seed.append({"seed": seed, "exact": exact, "scaling": scaling, "learned": learned})
-    exchange = _exchangeability(seeds[0], sz)
+    with single_thread():  # small tensors; a second intra-op thread only adds contention on a busy machine
+        for i, seed in enumerate(seeds):
+            run.progress(i / len(seeds), f"seed {seed}: exactness")
+            exact = _exactness(seed, sz)
+            run.progress((i + 0.3) / len(seeds), f"seed {seed}: speedup and depth against K")
+            scaling = _scaling(seed, sz)
+            run.progress((i + 0.6) / len(seeds), f"seed {seed}: learned digits model")
+            learned = _learned(seed, sz)
+            per_seed.append({"seed": seed, "exact": exact, "scaling": scaling, "learned": learned})
+        exchange = _exchangeability(seeds[0], sz)
     claims = [_claim_exact(per_seed), _claim_speedup(per_seed, sz), _claim_learned(per_seed),
               _claim_exchange(exchange)]
-    figures = [_speedup_figure(run, per_seed, sz), _samples_figure(run, per_seed[0])]
+    if run.scale == "full":
+        claims.append(_claim_depth_slope(per_seed))
+    figures = [_speedup_figure(run, per_seed, sz), _samples_figure(run, per_seed[0]),
+               _depth_figure(run, per_seed, sz)]
     return Result(metrics=_metrics(per_seed, exchange, sz), claims=claims, figures=figures)
 
 
@@ -264,6 +315,21 @@ def _claim_exchange(exchange: dict) -> Claim:
     )
 
 
+def _claim_depth_slope(per_seed: list[dict]) -> Claim:
+    asd = [s["scaling"]["depth_slope"]["asd"] for s in per_seed]
+    seq = [s["scaling"]["depth_slope"]["sequential"] for s in per_seed]
+    return Claim(
+        text=CLAIM_DEPTH_SLOPE,
+        criterion="every seed: least-squares slope of log(mean depth) on log K over the whole K range (8-mode ring, "
+                  "uniform SL grid on [0, 1000], no window) <= 2/3 for ASD; the sequential sampler's slope >= 0.95",
+        paper="Õ(K^(2/3)) expected rounds, i.e. Õ(K^(1/3)) speedup (Theorem); the sequential sampler needs K",
+        measured={"asd_depth_slope": summary(asd),
+                  "window8_depth_slope": summary([s["scaling"]["depth_slope"]["asd_window8"] for s in per_seed])},
+        baseline={"sequential_depth_slope": summary(seq)},
+        holds=max(asd) <= 2 / 3 and min(seq) >= 0.95,
+    )
+
+
 def _speedup_figure(run: Run, per_seed: list[dict], sz: Sizes) -> str:
     speed = np.array([s["scaling"]["speedup"] for s in per_seed])
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -281,6 +347,47 @@ def _speedup_figure(run: Run, per_seed: list[dict], sz: Sizes) -> str:
     ax[1].axhline(1, color="grey", lw=0.8)
     ax[1].set(title="Learned digits DDPM, K = 100 (ASD / sequential)")
     return run.savefig(fig, "speedup")
+
+
+def _loglog(ax: plt.Axes, ks: np.ndarray, curves: dict[str, np.ndarray], slopes: dict[str, list[float]],
+            styles: dict[str, str]) -> None:
+    """Mean ± sd over seeds of each curve against ``ks`` on log-log axes, the mean fitted slope in the legend."""
+    for name, values in curves.items():
+        sd = values.std(0, ddof=1) if len(values) > 1 else None
+        ax.errorbar(ks, values.mean(0), yerr=sd, fmt=styles[name], capsize=2,
+                    label=f"{name} (slope {np.mean(slopes[name]):.2f})")
+    ax.set(xscale="log", yscale="log")
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.minorticks_off()
+
+
+def _depth_figure(run: Run, per_seed: list[dict], sz: Sizes) -> str:
+    """Cost against size: depth on the ring, and depth and CPU time on the learned model, with fitted slopes."""
+    sweeps = [s["learned"].get("k_sweep") for s in per_seed]
+    learned = all(sweeps)
+    fig, axes = plt.subplots(1, 3 if learned else 1, figsize=(15 if learned else 5.5, 4), squeeze=False)
+    axes = axes[0]
+    styles = {"asd": "-o", "sequential": "--s", "asd_window8": ":^"}
+    names = list(per_seed[0]["scaling"]["depth"])
+    ks = np.array(sz.ks)
+    _loglog(axes[0], ks, {n: np.array([s["scaling"]["depth"][n] for s in per_seed]) for n in names},
+            {n: [s["scaling"]["depth_slope"][n] for s in per_seed] for n in names}, styles)
+    ref = np.array([s["scaling"]["depth"]["asd"][0] for s in per_seed]).mean() * (ks / ks[0]) ** (2 / 3)
+    axes[0].plot(ks, ref, color="grey", lw=0.8, label="K^(2/3) (Theorem)")
+    axes[0].set(xlabel="K (steps)", ylabel="depth (sequential model-call rounds)",
+                title="8-mode ring, uniform SL grid on [0, 1000]")
+    axes[0].legend(fontsize=8)
+    if learned:
+        lks = np.array(sz.learned_ks)
+        for ax, key, slope_key, label in ((axes[1], "depth", "depth_slope", "depth"),
+                                          (axes[2], "cpu_seconds", "cpu_time_slope", "CPU time of one chain [s]")):
+            _loglog(ax, lks, {n: np.array([w[key][n] for w in sweeps]) for n in ("asd", "sequential")},
+                    {n: [w[slope_key][n] for w in sweeps] for n in ("asd", "sequential")}, styles)
+            ax.set(xlabel="K (DDPM steps)", ylabel=label)
+            ax.legend(fontsize=8)
+        axes[1].set_title("learned digits DDPM: depth")
+        axes[2].set_title("learned digits DDPM: one-thread CPU time")
+    return run.savefig(fig, "depth_scaling")
 
 
 def _samples_figure(run: Run, first: dict) -> str:

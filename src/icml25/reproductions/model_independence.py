@@ -16,6 +16,11 @@ Tests: PERMTEST (Algorithm 1) with the Fisher statistic of phi_U (re-matched on 
 copy), phi_U / Fisher read directly off Spearman (Algorithms 2-4), naive phi_L2 / unaligned cosine
 under PERMTEST, the weight matching of gate rows against up rows, and the robust activation MATCH
 with all-pairs localisation (Section 4).  Blocks are numbered from 0 in the metrics.
+
+Cost against size: phi_U and PERMTEST timed in the same process (interleaved repeats, medians of one-thread
+CPU time) against the number of permuted copies T on seed 0's (B1, B2), and against the hidden width h on
+untrained independent TinyGLU pairs; log-log slopes fitted beside the paper's complexity (one matching
+against T + 1).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,8 +39,9 @@ from scipy.stats import kstest
 
 from icml25.data.tensors import TensorSplit, digits_tensors
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
-from icml25.harness.timing import median_seconds
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.interpretability.model_independence import (
     TinyGLU,
     generalized_match_test,
@@ -67,6 +74,9 @@ CLAIM_MATCH_NULL = "MATCH p-values of independent pairs (15 x 2 blocks) look uni
 CLAIM_LOCAL = ("localisation: pruned S1 (64 -> 48) matched in both blocks, retrained block of X1 not (p > 1e-3); "
                "maps {0: 0, 1: 1} and {0: 0}")
 CLAIM_SPEED = "phi_U + Spearman >= 20x faster than PERMTEST re-matching T copies, same decision on the zoo"
+CLAIM_T_SLOPE = ("cost against T follows the complexity: PERMTEST linear in the number of copies "
+                 "(log-log slope 0.8-1.2), phi_U flat (<= 0.2)")
+CLAIM_WIDTH = "phi_U's speed-up over PERMTEST (T = 99) >= 20x at every hidden width h = 32 ... 512"
 
 PAPER = Paper(
     id="model_independence",
@@ -85,6 +95,9 @@ SIZES = {"smoke": {"n_base": 3, "epochs": 2, "prune_epochs": 1, "T": 19, "distil
          "quick": {"n_base": 6, "epochs": 15, "prune_epochs": 5, "T": 99, "distill_steps": 0},
          "full": {"n_base": 6, "epochs": 15, "prune_epochs": 5, "T": 999, "distill_steps": 5000}}
 PAPER_DETECTS = "every non-independent pair among 21 Llama-family models (210 pairs) detected"
+SWEEPS = {"smoke": {"Ts": (19, 39), "widths": (16, 32), "T_width": 19, "repeats": 1},
+          "quick": {"Ts": (19, 99), "widths": (32, 64), "T_width": 19, "repeats": 3},
+          "full": {"Ts": (19, 49, 99, 199, 499, 999), "widths": (32, 64, 128, 256, 512), "T_width": 99, "repeats": 3}}
 
 
 def reproduce(run: Run) -> Result:
@@ -96,12 +109,15 @@ def reproduce(run: Run) -> Result:
     half_a, half_b = order[: n // 2], order[n // 2:]
 
     # 2. the experiment: per seed, train the zoo and run every test (tiny models: one thread)
-    per_seed = {}
+    per_seed, pair = {}, None
     with single_thread():
         for i, seed in enumerate(run.seeds):
-            share = 1 / len(run.seeds)
-            per_seed[seed] = _one_seed(seed, sizes, data, half_a, half_b, run, i * share, share)
+            share = 0.9 / len(run.seeds)
+            per_seed[seed], zoo_pair = _one_seed(seed, sizes, data, half_a, half_b, run, i * share, share)
+            pair = pair or zoo_pair
             run.progress((i + 1) * share, f"seed {seed} done")
+        run.progress(0.9, "cost against T and against the hidden width")
+        cost = _cost_sweep(pair, **run.pick(**SWEEPS))
     seeds = list(per_seed.values())
 
     # 3. the claims
@@ -109,12 +125,14 @@ def reproduce(run: Run) -> Result:
     speed = _claim_speed(seeds)
     claims = [_claim_exact(seeds, T), _claim_null(seeds, n_pairs), _claim_naive(seeds), _claim_rotation(seeds),
               _claim_match(seeds), _claim_match_null(seeds), _claim_local(seeds), speed]
+    if run.scale == "full":
+        claims += [_claim_t_slope(cost), _claim_width(cost)]
 
-    # 4. figure and result
-    figure = _figure(run, per_seed, T)
+    # 4. figures and result
+    figures = [_figure(run, per_seed, T), _cost_figure(run, cost)]
     return Result(metrics={"sizes": sizes, "per_seed": {str(k): v for k, v in per_seed.items()},
-                           "speedup_phi_u_vs_permtest": speed.measured["speedup"]},
-                  claims=claims, figures=[figure])
+                           "speedup_phi_u_vs_permtest": speed.measured["speedup"], "cost_scaling": cost},
+                  claims=claims, figures=figures)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -160,8 +178,8 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def _one_seed(seed: int, sizes: dict, data: TensorSplit, half_a: torch.Tensor, half_b: torch.Tensor, run: Run,
-              done: float, share: float) -> dict:
-    """Train one seed's zoo and run every test on it."""
+              done: float, share: float) -> tuple[dict, tuple[dict, dict]]:
+    """Train one seed's zoo and run every test on it; the metrics and the state dicts of (B1, B2)."""
     zoo = _zoo(seed, sizes["n_base"], sizes["epochs"], sizes["prune_epochs"], data, half_a, half_b)
     run.progress(done + 0.6 * share, f"seed {seed}: zoo trained, testing")
     X = data.X_test
@@ -218,7 +236,40 @@ def _one_seed(seed: int, sizes: dict, data: TensorSplit, half_a: torch.Tensor, h
         out["generalized_match_p"] = {
             c: generalized_match_test(zoo["B1"].blocks[0].mlp, zoo[c].blocks[0].mlp, 32, 64,
                                       steps=sizes["distill_steps"], seed=seed).p_value for c in ("F1", "B2")}
-    return out
+    return out, (sd["B1"], sd["B2"])
+
+
+def _time_both(sd1: dict, sd2: dict, Ts: Iterable[int], tag: str, fns: dict) -> None:
+    """Add phi_U and PERMTEST (T copies, re-matching each) on one pair to ``fns``, keyed ``"<test>,<tag>,<T>"``."""
+    for T in Ts:
+        fns[f"phi_u,{tag},{T}"] = lambda: phi_u(sd1, sd2)
+        fns[f"permtest,{tag},{T}"] = lambda T=T: perm_test(sd1, sd2, _fisher_phi_u, T=T, seed=T)
+
+
+def _cost_sweep(pair: tuple[dict, dict], Ts: tuple[int, ...], widths: tuple[int, ...], T_width: int,
+                repeats: int) -> dict:
+    """phi_U and PERMTEST timed against T (a trained independent pair) and against the hidden width h.
+
+    The width sweep uses untrained TinyGLU pairs from independent seeds (the null case; only the
+    shapes matter for the cost).  All calls take turns in ``repeats`` rounds after one warm-up round
+    (``interleaved_seconds``, one-thread CPU time); each cell is the median over the rounds.
+    """
+    fns: dict[str, Callable[[], Any]] = {}
+    _time_both(*pair, Ts, "T", fns)
+    for h in widths:
+        a, b = (TinyGLU(h=h, seed=10_000 + 2 * h + k).state_dict() for k in range(2))
+        _time_both(a, b, (T_width,), f"h{h}", fns)
+    times = {k: float(np.median(v)) for k, v in
+             interleaved_seconds(fns, repeats, warmup=1, clock=time.thread_time).items()}
+    tests = ("phi_u", "permtest")
+    by_T = {t: [times[f"{t},T,{T}"] for T in Ts] for t in tests}
+    by_h = {t: [times[f"{t},h{h},{T_width}"] for h in widths] for t in tests}
+    return {"Ts": list(Ts), "widths": list(widths), "T_width": T_width, "repeats": repeats,
+            "seconds_by_T": by_T, "seconds_by_width": by_h,
+            "speedup_by_T": [p / f for p, f in zip(by_T["permtest"], by_T["phi_u"], strict=True)],
+            "speedup_by_width": [p / f for p, f in zip(by_h["permtest"], by_h["phi_u"], strict=True)],
+            "time_slope_in_T": {t: loglog_slope(Ts, by_T[t]) for t in tests},
+            "time_slope_in_width": {t: loglog_slope(widths, by_h[t]) for t in tests}}
 
 
 def _independent(pvalues: dict[str, float]) -> list[float]:
@@ -327,7 +378,49 @@ def _claim_speed(seeds: list[dict]) -> Claim:
         holds=slow / fast >= 20 and all(agree))
 
 
-# ---------------------------------------------------------------------------------------------- figure
+def _claim_t_slope(cost: dict) -> Claim:
+    slope = cost["time_slope_in_T"]
+    return Claim(
+        text=CLAIM_T_SLOPE,
+        criterion=f"least-squares slope of log(median time) on log T over T = {cost['Ts'][0]} ... {cost['Ts'][-1]} "
+                  "(seed 0's B1-B2): PERMTEST in [0.8, 1.2], phi_U <= 0.2",
+        paper="PERMTEST evaluates the statistic on T + 1 copies; phi_U's p-value needs one matching (Sec. 3)",
+        measured={"phi_u_slope": slope["phi_u"], "speedup_by_T": dict(zip(cost["Ts"], cost["speedup_by_T"],
+                                                                          strict=True))},
+        baseline={"permtest_slope": slope["permtest"]},
+        holds=0.8 <= slope["permtest"] <= 1.2 and slope["phi_u"] <= 0.2)
+
+
+def _claim_width(cost: dict) -> Claim:
+    speed = dict(zip(cost["widths"], cost["speedup_by_width"], strict=True))
+    return Claim(
+        text=CLAIM_WIDTH,
+        criterion=f"t(PERMTEST, T = {cost['T_width']}) / t(phi_U) >= 20 at every width (untrained independent pairs)",
+        paper="phi_U's p-value needs one matching instead of T + 1 (Sec. 3); each matching is a LAP, O(h^3)",
+        measured={"speedup_by_width": speed, "phi_u_slope_in_h": cost["time_slope_in_width"]["phi_u"]},
+        baseline={"permtest_slope_in_h": cost["time_slope_in_width"]["permtest"]},
+        holds=min(speed.values()) >= 20)
+
+
+# ---------------------------------------------------------------------------------------------- figures
+def _cost_figure(run: Run, cost: dict) -> str:
+    """Median time of phi_U and PERMTEST against T and against h, log-log, fitted slopes in the legend."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, x, key, slope_key, xlabel, title in (
+            (axes[0], cost["Ts"], "seconds_by_T", "time_slope_in_T", "permuted copies T",
+             "against T (trained B1-B2, h = 64)"),
+            (axes[1], cost["widths"], "seconds_by_width", "time_slope_in_width", "hidden width h",
+             f"against h (untrained pairs, T = {cost['T_width']})")):
+        for test, style, label in (("phi_u", "-o", "phi_U + Spearman"), ("permtest", "--s", "PERMTEST (re-matching)")):
+            ax.plot(x, cost[key][test], style, label=f"{label} (slope {cost[slope_key][test]:.2f})")
+        ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="median CPU time [s] (one thread)", title=title)
+        ax.set_xticks(x, [str(v) for v in x])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    fig.suptitle("Cost against size: paper's complexity T + 1 matchings (PERMTEST) vs 1 (phi_U)", y=1.02)
+    return run.savefig(fig, "cost_scaling")
+
+
 def _figure(run: Run, per_seed: dict, T: int) -> str:
     """Null p-value CDFs, the children's -log10 p per test, and the all-pairs MATCH map."""
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
