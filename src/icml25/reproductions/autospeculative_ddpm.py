@@ -65,6 +65,9 @@ PAPER = Paper(
     default_seeds=(0, 1, 2),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses={CLAIM_EXACT: "full scale, seed 1 only: the ratio of two noisy MMD estimates reaches 2.74 while the "
+                               "MMD test between ASD and sequential samples gives p = 0.42 (the sampler is exact by "
+                               "construction; the ratio part of the criterion is the noisier one)"},
 )
 
 HORIZON, P_MIN = 1000.0, 0.01
