@@ -269,7 +269,7 @@ def reproduce(run: Run) -> Result:
     pretrain_epochs = run.pick(smoke=2, quick=10, full=10)
     basis = run.pick(smoke="rademacher", quick="rademacher", full="gaussian")
     tune_seeds = list(run.tune_seeds[:run.pick(smoke=1, quick=1, full=len(run.tune_seeds))])
-    tune_rounds = run.pick(smoke=3, quick=15, full=20)
+    tune_rounds = run.pick(smoke=3, quick=12, full=20)
 
     # 2. the experiments: the math checks once, the tuning on the tune seeds, the federated runs per seed (one
     # BLAS and one torch thread: deterministic sums, and no spinning threads on shared cores)
