@@ -544,7 +544,7 @@ def _figures(run: Run, per_seed: dict, tuning: dict) -> list[str]:
         ax.legend(fontsize=8)
     fig.tight_layout()
     names = [run.savefig(fig, "accuracy")]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, kind in zip(axes, ("ferret", "fedkseed"), strict=True):
         t = tuning[kind]
         lrs, steps = t["grid"]["lr"], t["grid"]["local_steps"]
@@ -552,10 +552,11 @@ def _figures(run: Run, per_seed: dict, tuning: dict) -> list[str]:
                            if c["local_steps"] == st] for st in steps])
         im = ax.imshow(score, vmin=0, vmax=1, cmap="viridis", origin="lower")
         for (i, j), v in np.ndenumerate(score):
-            ax.text(j, i, "diverged" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", color="w")
+            ax.text(j, i, "diverged" if np.isnan(v) else f"{v:.2f}", ha="center", va="center",
+                    color="k" if np.isnan(v) or v > 0.6 else "w")
         ax.set(xticks=range(len(lrs)), xticklabels=[f"{v:g}" for v in lrs], yticks=range(len(steps)),
                yticklabels=[str(v) for v in steps], xlabel="learning rate", ylabel="local steps",
-               title=f"{kind}: tuning score (pick {_cfg(t['pick'])})")
+               title=f"{kind}: tuning score\npick: {_cfg(t['pick'])}")
     fig.colorbar(im, ax=axes, shrink=0.8)
     names.append(run.savefig(fig, "tuning"))
     return names
