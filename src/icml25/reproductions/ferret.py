@@ -296,8 +296,8 @@ def reproduce(run: Run) -> Result:
 
     # 3. the claims: the tuned comparison first, the earlier hand-set one beside it
     claims = [_claim_unbiased(math), _claim_error(math), _claim_blocks(math), _claim_linearity(linearity),
-              _claim_rounds(seeds, sc, tuning, "tuned"), _claim_wall_clock(seeds, sc),
-              _claim_rounds(seeds, early, None, "earlier"),
+              _claim_rounds(seeds, sc, tuning), _claim_wall_clock(seeds, sc),
+              _claim_rounds(seeds, early, None),
               _claim_finetune_accuracy(ft, gaps), _claim_finetune_uplink(bit_ratios), _claim_bits_to_85(seeds, sc)]
 
     # 4. metrics and figures
@@ -444,7 +444,7 @@ def _cfg(cfg: dict) -> str:
     return f"lr {cfg['lr']:g}, {cfg['local_steps']} local steps"
 
 
-def _claim_rounds(seeds: list[str], rows: list[dict], tuning: dict | None, label: str) -> Claim:
+def _claim_rounds(seeds: list[str], rows: list[dict], tuning: dict | None) -> Claim:
     """Rounds to the target, Ferret / FedKSeed <= 1/3 on every seed; FedKSeed's run is capped at 3x Ferret's
     rounds, so the claim fails exactly when FedKSeed reaches the target before the cap."""
     ratios = [r["round_ratio"] for r in rows]
