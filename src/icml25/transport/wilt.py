@@ -243,8 +243,8 @@ class WLLabelingTree:
                 colors[members, t] = ids[lo + inverse]
         return colors, sizes, int(n_unseen)
 
-    def _fit(self, graphs: Sequence[nx.Graph]) -> tuple[list[nx.Graph], np.ndarray, np.ndarray]:
-        """Build the tree; return the graphs, their vertices' colours and their sizes."""
+    def _fit(self, graphs: Sequence[nx.Graph]) -> tuple[np.ndarray, np.ndarray]:
+        """Build the tree; return the colours of the graphs' vertices and the graphs' sizes."""
         self._check_params()
         graphs = self._as_list(graphs)
         flags = {"label" in data for g in graphs for *_, data in g.edges(data=True)}
@@ -265,7 +265,7 @@ class WLLabelingTree:
         self.layer_ = np.asarray(self._layer, dtype=np.int64)
         self.n_nodes_ = int(self.parent_.size)
         self.weights_ = np.ones(self.n_nodes_)
-        return graphs, colors, sizes
+        return colors, sizes
 
     def fit(self, graphs: Sequence[nx.Graph]) -> WLLabelingTree:
         """Build the tree from ``graphs`` (node attribute ``label``; labels of the task are not used)."""
@@ -320,7 +320,7 @@ class WLLabelingTree:
 
     def fit_transform(self, graphs: Sequence[nx.Graph]) -> sp.csr_matrix:
         """``fit(graphs).transform(graphs)``, refining the graphs once."""
-        _, colors, sizes = self._fit(graphs)
+        colors, sizes = self._fit(graphs)
         return self._measures(colors, sizes)
 
     # ------------------------------------------------------------------ weights and distances
