@@ -199,6 +199,82 @@ def test_missing_labels_and_unseen_colours():
     assert (tree.vertex_colors(nx.star_graph(3))[:, 1] == -1).sum() == 1
 
 
+# ---------------------------------------------------------------- the vectorised refinement
+def _reference_wilt(fit_graphs: list, other_graphs: list, depth: int, edge_labels: bool):
+    """The WILT by its definition, vertex by vertex (layer by layer, graph by graph): a new node for every
+    key (label, then (colour, sorted (neighbour colour, edge label) pairs)) in order of first vertex.
+    Returns (parents, layers, keys, colours of fit_graphs + other_graphs)."""
+    tables: list[dict] = [{} for _ in range(depth)]
+    parents, layers, keys, edge_ids = [-1], [0], [None], {}
+
+    def prepare(g: nx.Graph, grow: bool) -> tuple[list, list]:
+        index = {u: i for i, u in enumerate(g.nodes)}
+        adj: list[list] = [[] for _ in index]
+        for u, x, data in g.edges(data=True):
+            e = 0
+            if edge_labels:
+                e = edge_ids.setdefault(data["label"], len(edge_ids)) if grow else edge_ids.get(data["label"], -2)
+            adj[index[u]].append((index[x], e))
+            if u != x:
+                adj[index[x]].append((index[u], e))
+        return [data.get("label") for _, data in g.nodes(data=True)], adj
+
+    def color(prepared: list, grow: bool) -> list[np.ndarray]:
+        colors = [np.full((len(labels), depth), -1) for labels, _ in prepared]
+        for t in range(depth):
+            for c, (labels, adj) in zip(colors, prepared, strict=True):
+                for u, label in enumerate(labels):
+                    parent = 0 if t == 0 else int(c[u, t - 1])
+                    if parent < 0:
+                        continue
+                    key = label if t == 0 else (parent, tuple(sorted((int(c[x, t - 1]), e) for x, e in adj[u])))
+                    if key not in tables[t] and grow:
+                        tables[t][key] = len(parents)
+                        parents.append(parent), layers.append(t + 1), keys.append(key)
+                    c[u, t] = tables[t].get(key, -1)
+        return colors
+
+    color([prepare(g, True) for g in fit_graphs], True)
+    return parents, layers, keys, color([prepare(g, False) for g in fit_graphs + other_graphs], False)
+
+
+def _with_loops_and_isolated(graphs: list[nx.Graph]) -> list[nx.Graph]:
+    for i, g in enumerate(graphs):
+        if i % 3 == 0:
+            g.add_edge(0, 0, label="x")
+        if i % 4 == 1:
+            g.add_node(100, label="a")
+    return graphs
+
+
+@pytest.mark.parametrize(("name", "edge_labels"), [("random", False), ("random", True), ("molecules", False),
+                                                  ("social", False)])
+def test_vectorised_refinement_equals_the_vertex_by_vertex_definition(name, edge_labels):
+    if name == "random":
+        graphs = _with_loops_and_isolated(_random_graphs(40, seed=11, edge_labels=True))
+    elif name == "molecules":
+        graphs = make_molecule_like(40, seed=12)[0]
+    else:
+        graphs = make_social_like(30, seed=13)[0]
+    fit, other = graphs[: len(graphs) // 2], graphs[len(graphs) // 2 :]
+    for depth in (1, 2, DEPTH):
+        parents, layers, keys, colors = _reference_wilt(fit, other, depth, edge_labels)
+        for normalization in ("dummy", "size"):
+            tree = WLLabelingTree(depth, normalization, use_edge_labels=edge_labels, handle_unseen="ignore").fit(fit)
+            assert tree.parent_.tolist() == parents and tree.layer_.tolist() == layers
+            assert [tree._key(v) for v in range(tree.n_nodes_)] == keys
+            for g, c in zip(fit + other, colors, strict=True):
+                np.testing.assert_array_equal(tree.vertex_colors(g), c)
+            expected = np.zeros((len(graphs), tree.n_nodes_))
+            for i, c in enumerate(colors):
+                expected[i, 0] = len(c)
+                np.add.at(expected[i], c[c >= 0], 1.0)
+                expected[i] *= 1.0 / len(c) if normalization == "size" else 1.0  # transform scales by 1 / n
+            np.testing.assert_array_equal(tree.transform(fit + other).toarray(), expected)
+            refit = WLLabelingTree(depth, normalization, use_edge_labels=edge_labels).fit_transform(fit)
+            np.testing.assert_array_equal(refit.toarray(), expected[: len(fit)])
+
+
 # ---------------------------------------------------------------- distillation and the fit metric
 def test_distill_recovers_distances_generated_by_tree_weights():
     graphs, _, _ = make_molecule_like(40, seed=6)

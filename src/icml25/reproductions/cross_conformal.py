@@ -12,7 +12,9 @@ Three experiments, all in one process:
   conformal at alpha and 2 alpha, CV+ (and jackknife+ at full scale);
 * scikit-learn's diabetes data (n = 442, 75/25 random splits), RidgeCV (quick) or a 50-tree random
   forest (full, as the authors), K in {5, 10}, target alpha' (Vovk's guarantee, as the authors' code);
-* the speed of exact breakpoint sets against the 1,000-point grid (n = 400, 200 test points).
+* the speed of exact breakpoint sets against the 1,000-point grid (n = 400, 200 test points): first against
+  the grid counted as efficiently as the exact sweep (sorted residuals, ``np.searchsorted``; the fair
+  comparison), then against the authors' point-by-point counting.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.timing import interleaved_seconds
 
 VARIABILITY_CLAIM = "randomisation adds variability: u-mod-cross set lengths vary more than mod-cross's (OLS)"
-SPEED_CLAIM = 'exact breakpoint sets are much faster than our sorted-residual grid (method="grid")'
+SPEED_CLAIM = (
+    'exact breakpoint sets are much faster than the 1,000-point grid counted as efficiently '
+    '(sorted residuals, method="grid")'
+)
 
 PAPER = Paper(
     id="cross_conformal",
@@ -363,8 +368,8 @@ def reproduce(run: Run) -> Result:
         _claim_variability(ols, run.seeds),
         _claim_diabetes_coverage(diabetes),
         _claim_diabetes_lengths(diabetes),
+        _claim_speed_our_grid(speed),  # the fair comparison first: both grids as well implemented
         _claim_speed_authors_grid(speed),
-        _claim_speed_our_grid(speed),
     ]
     metrics = {
         "alpha": ALPHA,
@@ -466,7 +471,8 @@ def _same_sets(speed: dict) -> bool:
 
 def _claim_speed_authors_grid(speed: dict) -> Claim:
     return Claim(
-        text="exact breakpoint sets are much faster than the authors' grid method (point-by-point counting)",
+        text="exact breakpoint sets are much faster than the authors' grid counting (every grid point against every "
+        "residual, as in EffCrossCP)",
         criterion="median time ratio >= 5x, n = 400, 200 test points, same sets up to the grid's resolution",
         paper=None,
         measured=speed["speedup_vs_comparison_grid"],
@@ -483,7 +489,8 @@ def _claim_speed_authors_grid(speed: dict) -> Claim:
 def _claim_speed_our_grid(speed: dict) -> Claim:
     return Claim(
         text=SPEED_CLAIM,
-        criterion="median time ratio >= 5x, n = 400, 200 test points, same sets up to the grid's resolution",
+        criterion="median time ratio >= 5x, n = 400, 200 test points, same sets up to the grid's resolution; "
+        "both vectorised in NumPy with the same merging code",
         paper=None,
         measured=speed["speedup"],
         baseline=1.0,

@@ -141,8 +141,8 @@ class WLLabelingTree:
             raise ValueError(f"{name} must contain at least one graph, got none")
         return [_as_networkx(g, f"{name}[{i}]") for i, g in enumerate(graphs)]
 
-    def _prepare(self, graph: nx.Graph, grow: bool) -> tuple[list[Hashable], list[list[tuple[int, int]]]]:
-        """Vertex labels and adjacency lists ``(neighbour index, edge-label id)`` of one graph."""
+    def _prepare(self, graph: nx.Graph, grow: bool) -> tuple[list[Hashable], list[tuple[int, int, int]]]:
+        """Vertex labels and edges ``(vertex index, vertex index, edge-label id)`` of one graph."""
         if graph.number_of_nodes() == 0:
             raise ValueError("graphs must have at least one vertex (got an empty graph)")
         index = {u: i for i, u in enumerate(graph.nodes)}
@@ -154,54 +154,97 @@ class WLLabelingTree:
             if not isinstance(label, Hashable):
                 raise TypeError(f"vertex labels must be hashable, got {type(label).__name__} at {u!r}")
             labels.append(label)
-        adj: list[list[tuple[int, int]]] = [[] for _ in labels]
+        if not self.use_edge_labels_:
+            return labels, [(index[u], index[x], 0) for u, x in graph.edges()]
+        edges = []
         for u, x, data in graph.edges(data=True):
-            edge = 0
-            if self.use_edge_labels_:
-                if "label" not in data:
-                    raise ValueError(f"edge ({u!r}, {x!r}) has no 'label' attribute but edge labels are used")
-                edge = self._edge_ids.get(data["label"], -2)
-                if edge == -2 and grow:
-                    edge = self._edge_ids[data["label"]] = len(self._edge_ids)
-            adj[index[u]].append((index[x], edge))
-            if u != x:
-                adj[index[x]].append((index[u], edge))
-        return labels, adj
+            if "label" not in data:
+                raise ValueError(f"edge ({u!r}, {x!r}) has no 'label' attribute but edge labels are used")
+            edge = self._edge_ids.get(data["label"], -2)
+            if edge == -2 and grow:
+                edge = self._edge_ids[data["label"]] = len(self._edge_ids)
+            edges.append((index[u], index[x], edge))
+        return labels, edges
 
-    def _new_node(self, parent: int, key: Any) -> int:
-        self._parent.append(parent)
-        self._layer.append(self._layer[parent] + 1)
-        self._keys.append(key)
-        return len(self._parent) - 1
+    def _add_nodes(self, t: int, keys: list, parents: np.ndarray) -> np.ndarray:
+        """New WILT nodes at layer t + 1 for ``keys`` (in this order) below ``parents``; their ids."""
+        ids = np.arange(len(self._parent), len(self._parent) + len(keys), dtype=np.int64)
+        self._parent.extend(parents.tolist())
+        self._layer.extend([t + 1] * len(keys))
+        self._keys.extend(keys)
+        self._tables[t].update(zip(keys, ids.tolist(), strict=True))
+        return ids
 
-    def _color(self, prepared: list, grow: bool) -> tuple[list[np.ndarray], int]:
-        """WL colours (WILT node ids, -1 if unseen) of every vertex at layers 1..D, layer by layer."""
-        colors = [np.full((len(labels), self.depth), -1, dtype=np.int64) for labels, _ in prepared]
-        unseen: set = set()
-        for t in range(self.depth):
-            table = self._tables[t]
-            for g, (labels, adj) in enumerate(prepared):
-                prev = colors[g][:, t - 1] if t else None
-                for u, label in enumerate(labels):
-                    if t == 0:
-                        key: Any = label
-                        parent = 0
-                    else:
-                        parent = int(prev[u])
-                        if parent < 0:
-                            continue
-                        key = (parent, tuple(sorted((int(prev[x]), e) for x, e in adj[u])))
-                    node = table.get(key)
-                    if node is None:
-                        if not grow:
-                            unseen.add((t, key))
-                            continue
-                        node = table[key] = self._new_node(parent, key)
-                    colors[g][u, t] = node
-        return colors, len(unseen)
+    def _key(self, node: int) -> Any:
+        """The key of a WILT node: its vertex label at layer 1, else ``(parent, ((neighbour colour, edge
+        label id), ...))`` with the pairs sorted (stored as the bytes of that int64 row)."""
+        key = self._keys[node]
+        if self._layer[node] <= 1:
+            return key
+        row = np.frombuffer(key, dtype=np.int64).tolist()
+        d = (len(row) - 1) // 2
+        return row[0], tuple(zip(row[1 : 1 + d], row[1 + d :], strict=True))
 
-    def fit(self, graphs: Sequence[nx.Graph]) -> WLLabelingTree:
-        """Build the tree from ``graphs`` (node attribute ``label``; labels of the task are not used)."""
+    def _color(self, prepared: list, grow: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        """WL colours (WILT node ids, -1 if unseen) of every vertex at layers 1..D, layer by layer.
+
+        Returns the colours of all graphs' vertices stacked, ``(n_vertices, depth)``, the number of
+        vertices of every graph, and the number of distinct unseen colours.  A vertex's key at layer
+        t + 1 is its colour at layer t with the sorted ``(neighbour colour, edge label)`` pairs; the keys
+        of all vertices are compared at once (one ``np.unique`` per vertex degree) and new WILT nodes
+        are numbered in the order in which their first vertex comes (graph by graph), so the tree is
+        the same as refining vertex by vertex.
+        """
+        sizes = np.array([len(labels) for labels, _ in prepared], dtype=np.int64)
+        n_edges = np.array([len(edges) for _, edges in prepared], dtype=np.int64)
+        n = int(sizes.sum())
+        edges = np.array([e for _, es in prepared for e in es], dtype=np.int64).reshape(-1, 3)
+        shift = np.repeat(np.cumsum(sizes) - sizes, n_edges)
+        a, b, label = edges[:, 0] + shift, edges[:, 1] + shift, edges[:, 2]
+        loop = a == b  # a self-loop is one neighbour, as in an adjacency list
+        src = np.concatenate([a, b[~loop]])
+        dst = np.concatenate([b, a[~loop]])
+        label = np.concatenate([label, label[~loop]])
+        degree = np.bincount(src, minlength=n)
+        start = np.cumsum(degree) - degree
+        labels = [lab for vertex_labels, _ in prepared for lab in vertex_labels]
+        table = self._tables[0]
+        new = [lab for lab in dict.fromkeys(labels) if lab not in table]
+        if grow and new:
+            self._add_nodes(0, new, np.zeros(len(new), dtype=np.int64))
+        colors = np.full((n, self.depth), -1, dtype=np.int64)
+        colors[:, 0] = [table.get(lab, -1) for lab in labels]
+        n_unseen = 0 if grow else len(new)
+        for t in range(1, self.depth):
+            prev = colors[:, t - 1]
+            order = np.lexsort((label, prev[dst], src))
+            nbr, nbr_label = prev[dst][order], label[order]
+            groups, firsts, keys = [], [], []
+            for d in np.unique(degree[prev >= 0]):
+                members = np.flatnonzero((degree == d) & (prev >= 0))
+                slots = start[members, None] + np.arange(d)
+                rows = np.column_stack([prev[members], nbr[slots], nbr_label[slots]])
+                unique, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+                groups.append((members, inverse.reshape(-1)))
+                firsts.append(members[first])
+                keys.extend(row.tobytes() for row in unique)
+            if not groups:
+                break
+            first = np.concatenate(firsts)
+            ids = np.array([self._tables[t].get(key, -1) for key in keys], dtype=np.int64)
+            missing = np.flatnonzero(ids < 0)
+            if grow and missing.size:
+                missing = missing[np.argsort(first[missing], kind="stable")]  # in order of first vertex
+                ids[missing] = self._add_nodes(t, [keys[i] for i in missing], colors[first[missing], t - 1])
+            elif not grow:
+                n_unseen += missing.size
+            bounds = np.cumsum([0, *(f.size for f in firsts)])
+            for (members, inverse), lo in zip(groups, bounds[:-1], strict=True):
+                colors[members, t] = ids[lo + inverse]
+        return colors, sizes, int(n_unseen)
+
+    def _fit(self, graphs: Sequence[nx.Graph]) -> tuple[np.ndarray, np.ndarray]:
+        """Build the tree; return the colours of the graphs' vertices and the graphs' sizes."""
         self._check_params()
         graphs = self._as_list(graphs)
         flags = {"label" in data for g in graphs for *_, data in g.edges(data=True)}
@@ -217,11 +260,16 @@ class WLLabelingTree:
         self._edge_ids: dict[Hashable, int] = {}
         self._parent, self._layer, self._keys = [-1], [0], [None]
         self._tables: list[dict] = [{} for _ in range(self.depth)]
-        self._color([self._prepare(g, grow=True) for g in graphs], grow=True)
+        colors, sizes, _ = self._color([self._prepare(g, grow=True) for g in graphs], grow=True)
         self.parent_ = np.asarray(self._parent, dtype=np.int64)
         self.layer_ = np.asarray(self._layer, dtype=np.int64)
         self.n_nodes_ = int(self.parent_.size)
         self.weights_ = np.ones(self.n_nodes_)
+        return colors, sizes
+
+    def fit(self, graphs: Sequence[nx.Graph]) -> WLLabelingTree:
+        """Build the tree from ``graphs`` (node attribute ``label``; labels of the task are not used)."""
+        self._fit(graphs)
         return self
 
     # ------------------------------------------------------------------ graphs -> measures
@@ -231,8 +279,8 @@ class WLLabelingTree:
         Rows follow ``graph.nodes`` order.  Never raises for unseen colours.
         """
         self._check_fitted()
-        colors, _ = self._color([self._prepare(_as_networkx(graph), grow=False)], grow=False)
-        return colors[0]
+        colors, _, _ = self._color([self._prepare(_as_networkx(graph), grow=False)], grow=False)
+        return colors
 
     def transform(self, graphs: Sequence[nx.Graph]) -> sp.csr_matrix:
         """The measures mu_G on the tree as a sparse matrix ``(n_graphs, n_nodes_)`` (paper Eq. 3).
@@ -245,30 +293,35 @@ class WLLabelingTree:
     def _transform(self, graphs: Sequence[nx.Graph], name: str) -> sp.csr_matrix:
         self._check_fitted()
         graphs = self._as_list(graphs, name)
-        colors, n_unseen = self._color([self._prepare(g, grow=False) for g in graphs], grow=False)
+        colors, sizes, n_unseen = self._color([self._prepare(g, grow=False) for g in graphs], grow=False)
         if n_unseen and self.handle_unseen == "error":
-            bad = sum(bool((c < 0).any()) for c in colors)
+            bad = np.count_nonzero(np.logical_or.reduceat((colors < 0).any(axis=1), np.cumsum(sizes) - sizes))
             raise ValueError(
                 f"{n_unseen} WL colours in {bad} of {len(graphs)} graphs were not seen by fit; "
                 "fit the tree on all graphs (it uses no targets) or pass "
                 "handle_unseen='ignore' to drop their mass (approximate distances)"
             )
-        rows, cols, vals = [], [], []
-        for g, c in enumerate(colors):
-            nodes, counts = np.unique(c[c >= 0], return_counts=True)
-            n = c.shape[0]
-            scale = 1.0 / n if self.normalization == "size" else 1.0
-            rows.append(np.full(nodes.size + 1, g))
-            cols.append(np.concatenate([[0], nodes]))
-            vals.append(np.concatenate([[n], counts]) * scale)
-        return sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-            shape=(len(graphs), self.n_nodes_),
+        return self._measures(colors, sizes)
+
+    def _measures(self, colors: np.ndarray, sizes: np.ndarray) -> sp.csr_matrix:
+        """Colour counts per graph (and the vertex count at the root), scaled by ``normalization``."""
+        graph_of = np.broadcast_to(np.repeat(np.arange(sizes.size), sizes)[:, None], colors.shape)
+        seen = colors >= 0
+        M = sp.csr_matrix(
+            (np.concatenate([sizes, np.ones(np.count_nonzero(seen), dtype=np.int64)]).astype(float),
+             (np.concatenate([np.arange(sizes.size), graph_of[seen]]),
+              np.concatenate([np.zeros(sizes.size, dtype=np.int64), colors[seen]]))),
+            shape=(sizes.size, self.n_nodes_),
         )
+        M.sum_duplicates()
+        if self.normalization == "size":
+            M.data *= np.repeat(1.0 / sizes, np.diff(M.indptr))
+        return M
 
     def fit_transform(self, graphs: Sequence[nx.Graph]) -> sp.csr_matrix:
-        """``fit(graphs).transform(graphs)``."""
-        return self.fit(graphs).transform(graphs)
+        """``fit(graphs).transform(graphs)``, refining the graphs once."""
+        colors, sizes = self._fit(graphs)
+        return self._measures(colors, sizes)
 
     # ------------------------------------------------------------------ weights and distances
     def set_weights(self, weights: Literal["ones", "wwl", "wloa"] | np.ndarray) -> WLLabelingTree:
@@ -355,7 +408,7 @@ class WLLabelingTree:
         node = self._check_node(node)
         while self.layer_[node] > 1:
             node = int(self.parent_[node])
-        return self._keys[node]
+        return self._key(node)
 
     def unfolding_tree(self, node: int) -> nx.DiGraph:
         """The unfolding tree that colour ``node`` stands for (depth layer(node) - 1), rooted at 0.
@@ -374,7 +427,7 @@ class WLLabelingTree:
                 attrs = {"label": self._edge_label_of(edge)} if self.use_edge_labels_ else {}
                 tree.add_edge(parent, idx, **attrs)
             if self.layer_[color] >= 2:
-                stack.extend((nbr, idx, e) for nbr, e in reversed(self._keys[color][1]))
+                stack.extend((nbr, idx, e) for nbr, e in reversed(self._key(color)[1]))
         return tree
 
     def _edge_label_of(self, edge_id: int) -> Hashable:
