@@ -94,6 +94,7 @@ def build_parser(registered: bool = True) -> argparse.ArgumentParser:
     p_bench.add_argument("--out", type=Path, default=Path("results"), help="results folder (records in OUT/bench/)")
     p_bench.add_argument("--page", type=Path, default=None,
                          help="also write this markdown page from every record in OUT/bench/ (docs/benchmarks.md)")
+    p_bench.add_argument("--page-only", action="store_true", help="write --page from the stored records, run nothing")
     p_bench.add_argument("--dir", type=Path, default=None,
                          help="the benchmarks folder (default: ./benchmarks, else the checkout's)")
     if registered:
@@ -383,12 +384,14 @@ def _bench_dir(given: Path | None) -> Path:
 def cmd_bench(args: argparse.Namespace) -> int:
     from icml25.harness import bench
 
-    found = bench.find(_bench_dir(args.dir))
+    if args.page_only and (args.page is None or args.ids):
+        raise UsageError("--page-only needs --page and no ID")
+    found = {} if args.page_only else bench.find(_bench_dir(args.dir))
     unknown = [pid for pid in args.ids if pid not in found]
     if unknown:
         raise UsageError(f"no benchmark for {', '.join(unknown)}; benchmarks: {', '.join(found)}")
     status = EXIT_OK
-    for pid in dict.fromkeys(args.ids) if args.ids else found:
+    for pid in dict.fromkeys(args.ids) if args.ids else found:  # nothing with --page-only
         try:
             record = bench.run_benchmark(found[pid], args.size, args.seed)
         except bench.MissingPeerError as exc:

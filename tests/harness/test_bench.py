@@ -148,3 +148,15 @@ def test_compare_times_reads_the_given_clock():
     ticks = iter(range(100))
     row = compare_times("t", lambda: None, lambda: None, repeats=2, clock=lambda: float(next(ticks)))
     assert row.ours == row.peer == 1.0
+
+
+def test_page_only_writes_the_page_from_stored_records_and_runs_nothing(tmp_path):
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    write_benchmark(folder, "wilt", rows='[Comparison("|u| <= 2", "q", ours=1.0, peer=2.0, better="lower")]')
+    assert main(["bench", "--dir", str(folder), "--out", str(tmp_path)]) == 0
+    (folder / "wilt.py").write_text("raise RuntimeError('must not run')")
+    page = tmp_path / "page.md"
+    assert main(["bench", "--dir", str(folder), "--out", str(tmp_path), "--page", str(page), "--page-only"]) == 0
+    assert "| \\|u\\| <= 2 | q (lower is better) | 1 | 2 | 0.5 | **ahead** |" in page.read_text()
+    assert main(["bench", "wilt", "--out", str(tmp_path), "--page", str(page), "--page-only"]) == 2

@@ -235,14 +235,19 @@ def _num(x: float | None) -> str:
     return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.1e}"
 
 
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
 def _table(rows: Iterable[dict[str, Any]]) -> list[str]:
     lines = ["| task | quantity | ours | peer | ours / peer | verdict |", "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r["type"] == "comparison":
-            lines.append(f"| {r['task']} | {r['quantity']} ({r['better']} is better) | {_num(r['ours'])} | "
-                         f"{_num(r['peer'])} | {_num(r['ratio'])} | **{r['verdict']}** |")
+            lines.append(f"| {_cell(r['task'])} | {_cell(r['quantity'])} ({r['better']} is better) | "
+                         f"{_num(r['ours'])} | {_num(r['peer'])} | {_num(r['ratio'])} | **{r['verdict']}** |")
         else:
-            lines.append(f"| {r['task']} | {r['quantity']}: largest difference (tolerance {_num(r['tolerance'])}) "
+            lines.append(f"| {_cell(r['task'])} | {_cell(r['quantity'])}: largest difference "
+                         f"(tolerance {_num(r['tolerance'])}) "
                          f"| {_num(r['difference'])} | | | **{r['verdict']}** |")
     return lines
 
@@ -255,7 +260,8 @@ def page_markdown(records: Iterable[dict[str, Any]]) -> str:
            "Each row measures ours and the peer library on the same data in the same process. Times are medians",
            "of interleaved repeats; `ours / peer` below 1 is faster (or smaller) for ours. *Level* means within the",
            "row's tolerance (10% unless stated) of the peer. *Agree* rows check that both compute the same thing.",
-           f"Install the peers with `{INSTALL_HINT}`.", "",
+           "Install the peers with `python3 tasks.py bench` (the `bench` extra, then BackPACK, curvlinops and",
+           "mpc.pytorch without their dependencies, so that the CPU build of PyTorch stays).", "",
            "| paper | peers | ahead | level | behind | agree | size | seconds |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in records:
