@@ -157,6 +157,8 @@ EXAMPLES = {
 EXAMPLES.update({
     **{f"icml25.privacy.NoiseFamily.{name}": Exempt("abstract")
        for name in ("check_x", "sample", "forward", "backward", "bridge", "output")},
+    "icml25.privacy.NoiseFamily.check_level": Example(lambda **kw: _Family().check_level(**kw), {"level": 0.5},
+                                                      positive=["level"], labels={"level": "level (level)"}),
     "icml25.privacy.MultipleRelease.release": Example(
         lambda **kw: p.MultipleRelease(np.array([1.0, 2.0]), p.GaussianFamily(), seed=0).release(**kw),
         {"level": 0.5}, positive=("level",), labels={"level": "level (variance)"}),
