@@ -19,19 +19,28 @@ with the dimension computed as the generic rank of the parametrisation's Jacobia
 6. linear networks (``r = 1``): dimension of rank-bounded matrices, where the expected-dimension
    count (scalings only) is wrong;
 7. float rank against the exact rank (sympy, arithmetic modulo 2^31 - 1): equal on small cases,
-   and at least 20x faster on ``(3, 4, 1), r = 3`` (ratio of medians, same process).
-
-An illustration without a pass criterion: gradient descent from a small initialisation,
-a width-3 student fitting a width-1 teacher (``r = 2``), drives ``S`` to rank 1.
+   and at least 20x faster on ``(3, 4, 1), r = 3`` (ratio of medians, same process);
+8. full scale only, cost against size: float and exact ranks timed (thread CPU time, one thread,
+   interleaved repeats) on two families ``(d0, k, 1), r = 3`` with growing hidden width ``k``, and the
+   log-log slopes of time against the parameter count ``P`` fitted.  Both paths build the ``M x P``
+   Jacobian (``M ~ 2 max(A, P)`` points) by forward mode through ``O(M k P)`` intermediates (float64
+   arrays, or Python integers modulo ``p``), then take its rank: an ``O(M P^2)`` SVD, or ``O(M P rho)``
+   field operations of elimination, ``rho`` the rank.  Predictions: where ``rho = min(6k, 56)`` grows with
+   ``P`` (``d0 = 6``) the exact path grows faster and the ratio grows; where ``rho = A = 10`` is capped
+   (``d0 = 3``) the elimination stays cheap and the ratio stops growing at the large end.
 """
 
 from __future__ import annotations
+
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope
+from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.learning_theory.neuroalgebraic import (
     AH_EXCEPTIONS,
     PolyNet,
@@ -69,6 +78,11 @@ LINEAR = ((3, 2, 3), (4, 3, 2, 5), (2, 4, 3, 2), (5, 2, 4), (3, 1, 3))
 EXACT_CASES = (((3, 5, 1), 4), ((4, 2, 1), 2), ((3, 2, 2, 1), 2), ((2, 3, 2), 2), ((3, 4, 1), 3),
                ((3, 2, 3), 1))
 SPEED_CASE = ((3, 4, 1), 3)
+SWEEP_R = 3
+SWEEP_FAMILIES = {  # input width d0 -> hidden widths k per scale (no sweep at quick scale)
+    3: {"smoke": (2, 4), "full": (2, 4, 8, 16, 32, 64)},  # rank capped at A = 10
+    6: {"smoke": (1, 2), "full": (1, 2, 4, 8, 16)},  # rank min(6k, 56) grows with P
+}
 THRESHOLD_WIDTHS = ((2, 2, 2), (3, 3, 3))
 
 
@@ -151,6 +165,10 @@ def reproduce(run: Run) -> Result:
              for w, r in EXACT_CASES}
     timing = _timing(repeats)
     ts = {seed: _teacher_student(seed, steps) for seed in seeds}  # illustration, no claim
+    sweep = None
+    if run.scale != "quick":
+        run.progress(0.9, "cost against size: float and exact ranks")
+        sweep = _sweep(run.scale, seeds, run.pick(smoke=1, quick=1, full=5))
 
     # 3. Claims.
     claims = [
@@ -163,11 +181,15 @@ def reproduce(run: Run) -> Result:
         _claim_linear(linear),
         _claim_exact_vs_float(exact, timing),
     ]
+    if run.scale == "full":
+        claims += [_claim_sweep_agree(sweep), _claim_ratio_grows(sweep), _claim_ratio_stops(sweep)]
 
     # 4. Figure and metrics.
     figure = _figure(run, grid, shallow["computed"][seeds[0]], shallow["expected"], m_range, ranks_m, sing, ts,
                      _spectra(seeds[0]), timing["float"], timing["exact"])
+    figures = [figure] + ([_sweep_figure(run, sweep)] if sweep else [])
     metrics = {
+        "sweep": sweep,
         "shallow": {"cases": [f"{w}|r={r}" for w, r in grid], "ah": shallow["truth"], "expected": shallow["expected"],
                     "computed_per_seed": {str(s): shallow["computed"][s] for s in seeds},
                     "mismatch_ah_per_seed": {str(s): v for s, v in shallow["mismatch_ah"].items()},
@@ -184,7 +206,7 @@ def reproduce(run: Run) -> Result:
                             for s, v in ts.items()},
     }
     run.progress(1.0, "done")
-    return Result(metrics=metrics, claims=claims, figures=[figure])
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 def _shallow(grid: list, seeds: tuple[int, ...]) -> dict:
@@ -211,6 +233,39 @@ def _timing(repeats: int) -> dict:
     t_exact = median_seconds(lambda: neurovariety_dim(*SPEED_CASE, exact=True, seed=0), repeats)
     agree = neurovariety_dim(*SPEED_CASE, seed=0).dim == neurovariety_dim(*SPEED_CASE, exact=True, seed=0).dim
     return {"float": t_float, "exact": t_exact, "speedup": t_exact / t_float, "agree": agree}
+
+
+def _sweep(scale: str, seeds: tuple[int, ...], repeats: int) -> dict:
+    """Float and exact dimension of ``(d0, k, 1), r = SWEEP_R`` for every family and width: thread CPU time of
+    ``repeats`` interleaved rounds after one warm-up (seed 0, one thread), ranks on every run seed, and the
+    log-log slopes of time against the parameter count (whole family; and its three largest sizes)."""
+    rows = []
+    with single_thread():
+        for d0, ks in SWEEP_FAMILIES.items():
+            for k in ks[scale]:
+                w = (d0, k, 1)
+                times = interleaved_seconds({"float": lambda w=w: neurovariety_dim(w, SWEEP_R, seed=0),
+                                             "exact": lambda w=w: neurovariety_dim(w, SWEEP_R, exact=True, seed=0)},
+                                            repeats, warmup=1, clock=time.thread_time)
+                net = PolyNet(w, SWEEP_R)
+                rows.append({
+                    "d0": d0, "k": k, "n_params": net.n_params, "ambient": net.ambient_dim,
+                    "float_seconds": float(np.median(times["float"])),
+                    "exact_seconds": float(np.median(times["exact"])),
+                    "rank_float": [neurovariety_dim(w, SWEEP_R, seed=s).dim for s in seeds],
+                    "rank_exact": [neurovariety_dim(w, SWEEP_R, exact=True, seed=s).dim for s in seeds],
+                })
+                rows[-1]["speedup"] = rows[-1]["exact_seconds"] / rows[-1]["float_seconds"]
+    slopes: dict[str, dict[str, float]] = {}
+    for d0 in SWEEP_FAMILIES:
+        fam = [r for r in rows if r["d0"] == d0]
+        P = [r["n_params"] for r in fam]
+        for mode in ("float", "exact"):
+            t = [r[f"{mode}_seconds"] for r in fam]
+            slopes.setdefault(f"d0={d0}", {})[mode] = loglog_slope(P, t)
+            if len(fam) >= 4:
+                slopes[f"d0={d0}"][f"{mode}_top3"] = loglog_slope(P[-3:], t[-3:])
+    return {"r": SWEEP_R, "repeats": repeats, "clock": "thread_time", "rows": rows, "time_slope_in_P": slopes}
 
 
 def _spectra(seed: int) -> dict[str, np.ndarray]:
@@ -324,6 +379,68 @@ def _claim_exact_vs_float(exact: dict, timing: dict) -> Claim:
         baseline={"exact_seconds": timing["exact"], "float_seconds": timing["float"]},
         holds=agree and timing["speedup"] >= 20,
     )
+
+
+def _claim_sweep_agree(sweep: dict) -> Claim:
+    bad = [f"({r['d0']}, {r['k']}, 1)" for r in sweep["rows"] if r["rank_float"] != r["rank_exact"]]
+    return Claim(
+        text="float and exact ranks agree at every size of the cost sweep ((d0, k, 1), r=3, P up to 256)",
+        criterion="equal dimension from float SVD and exact GF(p) elimination at every size, every seed",
+        paper=None,
+        measured={f"({r['d0']}, {r['k']}, 1)": r["rank_float"] for r in sweep["rows"]},
+        baseline={"disagreeing sizes": bad},
+        holds=not bad,
+    )
+
+
+def _claim_ratio_grows(sweep: dict) -> Claim:
+    s = sweep["time_slope_in_P"]["d0=6"]
+    fam = [r for r in sweep["rows"] if r["d0"] == 6]
+    return Claim(
+        text="where the rank grows with P (d0=6, r=3, k=1..16) the exact/float time ratio grows with size",
+        criterion="fitted log-log slope in P of exact time >= float time's + 0.5, and ratio at the largest P "
+                  ">= 5x the ratio at the smallest",
+        paper=None,
+        measured={"slope_exact": s["exact"], "speedup_by_P": {r["n_params"]: r["speedup"] for r in fam}},
+        baseline={"slope_float": s["float"]},
+        holds=bool(s["exact"] >= s["float"] + 0.5 and fam[-1]["speedup"] >= 5 * fam[0]["speedup"]),
+    )
+
+
+def _claim_ratio_stops(sweep: dict) -> Claim:
+    s = sweep["time_slope_in_P"]["d0=3"]
+    fam = [r for r in sweep["rows"] if r["d0"] == 3]
+    return Claim(
+        text="where the rank is capped (d0=3, r=3, rank = A = 10) the ratio stops growing: exact ~ P^2, float ~ P^3",
+        criterion="over the three largest sizes (k = 16, 32, 64) the log-log slope in P of exact time <= float "
+                  "time's",
+        paper=None,
+        measured={"slope_exact_top3": s["exact_top3"], "speedup_by_P": {r["n_params"]: r["speedup"] for r in fam}},
+        baseline={"slope_float_top3": s["float_top3"]},
+        holds=bool(s["exact_top3"] <= s["float_top3"]),
+    )
+
+
+def _sweep_figure(run: Run, sweep: dict) -> str:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    slopes = sweep["time_slope_in_P"]
+    for d0, color in zip(SWEEP_FAMILIES, ("C0", "C1"), strict=False):
+        fam = [r for r in sweep["rows"] if r["d0"] == d0]
+        P = [r["n_params"] for r in fam]
+        for mode, style in (("float", "-o"), ("exact", "--s")):
+            axes[0].plot(P, [r[f"{mode}_seconds"] for r in fam], style, color=color,
+                         label=f"{mode}, d0={d0} (slope {slopes[f'd0={d0}'][mode]:.2f})")
+        axes[1].plot(P, [r["speedup"] for r in fam], "-o", color=color,
+                     label=f"d0={d0}, k={fam[0]['k']}..{fam[-1]['k']}")
+    axes[0].set(xscale="log", yscale="log", xlabel="parameters P of (d0, k, 1), r=3", ylabel="thread CPU time [s]",
+                title="dimension by float SVD vs exact GF(p) rank")
+    axes[0].legend(fontsize=7)
+    axes[1].axhline(20, color="0.5", ls=":", label="20x (the (3,4,1) claim)")
+    axes[1].set(xscale="log", yscale="log", xlabel="parameters P", ylabel="exact / float time",
+                title="speed-up of the float rank against size")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return run.savefig(fig, "cost_vs_size")
 
 
 def _figure(run, grid, computed, expected, m_range, ranks_m, sing, ts, spectra, t_float, t_exact) -> str:

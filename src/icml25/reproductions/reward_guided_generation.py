@@ -13,12 +13,17 @@ a DPO policy. The guidance weights of FaRMA, ARGS and PARGS come from one grid s
 3. competitive quality: mean R* of FaRMA vs base sampling, the optimum and ARGS (best-of-8, PARGS, DPO reported);
 4. theory: greedy decoding on exact tables, the max-consistent Q* vs the full-sequence reward on prefixes and
    the expected reward under the reference policy;
-5. the learned RM nears the max-consistent fixed point: held-out residual and pairwise accuracy.
+5. the learned RM nears the max-consistent fixed point: held-out residual and pairwise accuracy;
+6. full scale only, cost against size: decoding time of ARGS and FaRMA for k = 1..10 candidates per token (the
+   whole vocabulary of the token world; FaRMA keeps the same top-k), thread CPU time on one thread, and the fitted
+   log-log slopes in k. Complexity: ARGS makes one LM and k RM calls per token, O(1 + k); FaRMA one LM and one RM
+   call whatever k, O(1).
 """
 
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -27,7 +32,7 @@ import torch
 
 from icml25.data.token_world import TokenWorld
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.text_generation import (
@@ -72,6 +77,8 @@ K = 8                       # ARGS candidates (the spec's k = 8)
 TOP_K = 10                  # FaRMA and base sampling keep the top 10 (the paper's default)
 BEST_OF = 8
 RM_LR = 3e-4                # AdamW lr of every RM (FaRMA, ARGS, PARGS); see the calibration notes
+SWEEP_K = (1, 2, 4, 6, 8, 10)  # candidates per token, up to the token world's whole vocabulary (full scale only)
+SWEEP_PROMPTS = 200
 METHODS = ("base", "best_of_8", "args", "pargs", "dpo", "farma")
 
 
@@ -85,6 +92,7 @@ class Sizes:
     grid: tuple[float, ...]  # guidance weights searched on the tuning seeds (FaRMA beta, ARGS / PARGS w)
     timing_repeats: int
     tune: int           # tuning seeds used
+    sweep_k: tuple[int, ...] = ()  # ARGS candidates per token in the cost sweep (empty: no sweep)
 
 
 def _world_data(world: TokenWorld, seed: int, sz: Sizes) -> dict:
@@ -164,6 +172,21 @@ def _theory(world: TokenWorld) -> dict:
     return {**out, "optimum": world.optimal_value()}
 
 
+def _sweep(world: TokenWorld, models: dict, weights: dict, ks: tuple[int, ...], repeats: int, seed: int) -> dict:
+    """Thread CPU time of decoding ``SWEEP_PROMPTS`` responses with ARGS (k candidates, k RM calls per token) and
+    FaRMA (top-k of one RM call) for every ``k``, in interleaved rounds after one warm-up; log-log slopes in k."""
+    prompt = torch.full((SWEEP_PROMPTS, 1), world.bos_id)
+    lm, kw = models["lm"], {"max_new_tokens": world.length, "seed": seed}
+    fns = {}
+    for k in ks:
+        fns[f"farma,{k}"] = lambda k=k: reward_guided_generate(lm, models["farma"], prompt, beta=weights["farma"],
+                                                               top_k=k, **kw)
+        fns[f"args,{k}"] = lambda k=k: args_generate(lm, models["scalar"], prompt, k=k, w=weights["args"], **kw)
+    times = interleaved_seconds(fns, repeats, warmup=1, clock=time.thread_time)
+    sec = {m: [float(np.median(times[f"{m},{k}"])) for k in ks] for m in ("args", "farma")}
+    return {"k": list(ks), "seconds": sec, "time_slope_in_k": {m: loglog_slope(ks, t) for m, t in sec.items()}}
+
+
 def _seed(seed: int, sz: Sizes, weights: dict) -> dict:
     world = TokenWorld(seed=seed)
     models = _train(world, seed, sz)
@@ -181,15 +204,16 @@ def _seed(seed: int, sz: Sizes, weights: dict) -> dict:
         "args_batched": lambda: args_generate(lm, models["scalar"], prompt, k=K, w=weights["args"], batched=True,
                                               **kw),
         "base": lambda: reward_guided_generate(lm, None, prompt, **kw)}, repeats=sz.timing_repeats, warmup=1)
+    sweep = _sweep(world, models, weights, sz.sweep_k, sz.timing_repeats, seed) if sz.sweep_k else None
     return {"seed": seed, "reward": rewards, "optimum": world.optimal_value(), "calls": calls,
-            "seconds": {k: float(np.median(v)) for k, v in seconds.items()},
+            "seconds": {k: float(np.median(v)) for k, v in seconds.items()}, "sweep": sweep,
             "fixed_point": models["fixed_point"], "theory": _theory(world)}
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(300, 10, 200, 1, 10, (1.0, 4.0), 1, 1),
+    sz = run.pick(smoke=Sizes(300, 10, 200, 1, 10, (1.0, 4.0), 1, 1, (1, 2)),
                   quick=Sizes(4000, 300, 4000, 5, 200, (1.0, 4.0, 16.0), 3, 1),
-                  full=Sizes(4000, 300, 4000, 7, 1000, (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), 5, 1))
+                  full=Sizes(4000, 300, 4000, 7, 1000, (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), 5, 1, SWEEP_K))
     tune_seeds = run.tune_seeds[:sz.tune]
     with single_thread():  # tiny models: extra intra-op threads only add synchronisation, at every scale
         run.progress(0.0, f"tuning the guidance weights on seeds {tune_seeds}")
@@ -200,7 +224,9 @@ def reproduce(run: Run) -> Result:
             per_seed.append(_seed(seed, sz, tuned["weights"]))
     claims = [_claim_calls(per_seed), _claim_speed(per_seed), _claim_quality(per_seed, tuned),
               _claim_theory(per_seed), _claim_fixed_point(per_seed)]
-    figures = [_figure(run, per_seed)]
+    if run.scale == "full":
+        claims.append(_claim_slopes(per_seed))
+    figures = [_figure(run, per_seed)] + ([_sweep_figure(run, per_seed)] if sz.sweep_k else [])
     return Result(metrics={"tuning": {**tuned, "tune_seeds": list(tune_seeds)}, "per_seed": per_seed},
                   claims=claims, figures=figures)
 
@@ -236,6 +262,20 @@ def _claim_speed(per_seed: list[dict]) -> Claim:
                   "ratio_wall_base_over_farma": ratio["base"]},
         baseline={"farma_seconds": summary([s["seconds"]["farma"] for s in per_seed])},
         holds=min(ratio["args"]["values"]) >= 2.5,
+    )
+
+
+def _claim_slopes(per_seed: list[dict]) -> Claim:
+    slopes = {m: summary([s["sweep"]["time_slope_in_k"][m] for s in per_seed]) for m in ("args", "farma")}
+    return Claim(
+        text="decoding cost in k follows the complexity: ARGS grows with k (one LM + k RM calls per token), FaRMA "
+             "is flat",
+        criterion=f"fitted log-log slope of decoding time against k = {SWEEP_K[0]}..{SWEEP_K[-1]} ({SWEEP_PROMPTS} "
+                  "responses, thread CPU time): ARGS >= 0.5 and FaRMA <= 0.1 on every seed (a cost a + b k with "
+                  "a ~ b has slope ~0.7 over this range)",
+        paper="ARGS needs k reward-model calls per token, FaRMA one (Sec. 3.3; Table 3)",
+        measured={"slope_args": slopes["args"]}, baseline={"slope_farma": slopes["farma"]},
+        holds=min(slopes["args"]["values"]) >= 0.5 and max(slopes["farma"]["values"]) <= 0.1,
     )
 
 
@@ -311,3 +351,27 @@ def _figure(run: Run, per_seed: list[dict]) -> str:
     ax[2].bar(["Q* (max)", "R on prefixes", "Q^pi_ref"], [np.mean(v) for v in th])
     ax[2].set(ylabel="optimum - R* of greedy response", title="Exact tables: greedy shortfall")
     return run.savefig(fig, "quality_cost_theory")
+
+
+def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    ks = per_seed[0]["sweep"]["k"]
+    for m, style, color in (("args", "--s", "C1"), ("farma", "-o", "C3")):
+        t = np.array([s["sweep"]["seconds"][m] for s in per_seed])
+        sl = [s["sweep"]["time_slope_in_k"][m] for s in per_seed]
+        axes[0].errorbar(ks, t.mean(0), yerr=t.std(0), fmt=style, color=color,
+                         label=f"{m.upper() if m == 'args' else 'FaRMA'} (slope {np.mean(sl):.2f} ± {np.std(sl):.2f})")
+    ratio = np.array([np.divide(s["sweep"]["seconds"]["args"], s["sweep"]["seconds"]["farma"]) for s in per_seed])
+    axes[1].errorbar(ks, ratio.mean(0), yerr=ratio.std(0), fmt="-o", color="C0")
+    axes[1].axhline(2.5, color="k", ls="--", lw=0.8, label="2.5x (the k = 8 claim)")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    axes[0].set(yscale="log", xlabel="candidates per token k", ylabel="thread CPU time [s]",
+                title=f"decoding {SWEEP_PROMPTS} responses (mean ± sd over seeds)")
+    axes[1].set(yscale="log", xlabel="candidates per token k", ylabel="ARGS / FaRMA time",
+                title="speed-up of FaRMA against k")
+    fig.tight_layout()
+    return run.savefig(fig, "cost_vs_k")
