@@ -25,7 +25,8 @@ import torch
 
 from icml25.data.cache import cached_npz
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.rl.star_skills import (
     MT10_TASKS,
@@ -52,6 +53,8 @@ CLAIM_AR_CODES = "depth-autoregressive codes are coherent: invalid-pair rate <= 
 CLAIM_AR_MODES = "PlanarSkills detour: sampled chunks near an expert mode, AR >= independent heads + 0.15"
 CLAIM_MT10 = "MT10 closed loop: STAR >= w/o both + 3 points and >= MLP-BC; w/o offset lower than STAR"
 
+CLAIM_COST_SWEEP = "the rotation overhead stays within 1.3x at every encoder / decoder width (32..1024)"
+
 PAPER = Paper(
     id="star_skills",
     title="STAR: Learning Diverse Robot Skill Abstractions through Rotation-Augmented Vector Quantization",
@@ -68,6 +71,9 @@ PAPER = Paper(
         CLAIM_AR_MODES: "with D = 2 the depth-1 code already fixes the detour side; a depth-2 code drawn from the "
                         "other mode moves the chunk by far less than the 0.2 threshold, so both variants stay near a "
                         "mode (>= 0.98 of samples)",
+        CLAIM_COST_SWEEP: "full scale only: the rotation's O(B m) cost does not shrink with the width, so at width 32 "
+                          "it is a larger share of a small step (median 1.38x); from 64 on the median is within 1.3x, "
+                          "falling to 1.04x at 1024, as O(B m) against O(B h^2) predicts",
     },
 )
 
@@ -87,6 +93,7 @@ class Sizes:
     d_model: int
     eval_states: int     # claim 2b start states
     eval_episodes: int   # claim 3 episodes per task (0: claim 3 not run)
+    sweep_hidden: tuple[int, ...] = ()  # encoder / decoder widths of the step-cost sweep (empty: no sweep)
 
 
 def _mw_episodes(n_demos: int) -> list[dict]:
@@ -127,7 +134,25 @@ def _usage(seed: int, episodes: list[dict], sz: Sizes) -> dict:
                      "fallbacks": model.quantizer.n_fallback}
         models[name] = model
     out["step_seconds"] = _step_seconds(models, data.chunks[train], sz)
+    if sz.sweep_hidden:
+        out["step_cost_sweep"] = _step_sweep(seed, data.chunks[train], sz)
     return out
+
+
+def _step_sweep(seed: int, chunks: torch.Tensor, sz: Sizes) -> dict:
+    """Thread CPU time of one RaRSQ and one STE training step (forward + backward, one batch, one thread) for every
+    encoder / decoder width in ``sz.sweep_hidden``, at initialisation; log-log slopes in the width."""
+    rows = []
+    with single_thread():
+        for h in sz.sweep_hidden:
+            models = {name: RaRSQ(4, chunk=8, latent=32, hidden=h, seed=seed, codebook_size=16, depth=2,
+                                  rotation=rotation) for name, rotation in (("rarsq", True), ("ste", False))}
+            sec = _step_seconds(models, chunks, sz)
+            rows.append({"hidden": h, "rarsq_seconds": sec["rarsq"], "ste_seconds": sec["ste"],
+                         "step_time_ratio": sec["rarsq"] / sec["ste"]})
+    hs = [r["hidden"] for r in rows]
+    return {"rows": rows, "time_slope_in_hidden": {m: loglog_slope(hs, [r[f"{m}_seconds"] for r in rows])
+                                                   for m in ("rarsq", "ste")}}
 
 
 def _choose_codebook_update(seed: int, episodes: list[dict], sz: Sizes) -> dict:
@@ -300,9 +325,9 @@ def _success(policy, sz: Sizes, seed: int) -> dict:
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(1, 20, 32, 32, 2, 20, 4, 20, 16, 4, 0),
+    sz = run.pick(smoke=Sizes(1, 20, 32, 32, 2, 20, 4, 20, 16, 4, 0, (16, 32)),
                   quick=Sizes(5, 800, 128, 128, 10, 300, 30, 400, 64, 25, 0),
-                  full=Sizes(20, 600, 128, 128, 20, 300, 60, 800, 64, 50, 5))
+                  full=Sizes(20, 600, 128, 128, 20, 300, 60, 800, 64, 50, 5, (32, 64, 128, 256, 512, 1024)))
     run.progress(0.0, "MetaWorld MT10 scripted demonstrations")
     episodes = _mw_episodes(sz.mw_demos)
     run.progress(0.0, "stage-0 codebook update rule on a tuning seed")
@@ -324,6 +349,10 @@ def reproduce(run: Run) -> Result:
     if sz.eval_episodes:
         claims.append(_claim_mt10(per_seed))
         figures.append(_mt10_figure(run, per_seed))
+    if run.scale == "full":
+        claims.append(_claim_cost_every_width(per_seed))
+    if sz.sweep_hidden:
+        figures.append(_sweep_figure(run, per_seed))
     return Result(metrics={"per_seed": per_seed, "codebook_update_choice": choice,
                            "demo_steps": int(sum(len(e["obs"]) for e in episodes))},
                   claims=claims, figures=figures)
@@ -387,6 +416,22 @@ def _claim_cost(per_seed: list[dict]) -> Claim:
         measured={"step_time_ratio": summary(ratio)},
         baseline={"ste_step_seconds": summary(_vals(per_seed, lambda s: s["usage"]["step_seconds"]["ste"]))},
         holds=bool(np.median(ratio) <= 1.3),
+    )
+
+
+def _claim_cost_every_width(per_seed: list[dict]) -> Claim:
+    rows = [s["usage"]["step_cost_sweep"]["rows"] for s in per_seed]
+    by_h = {r["hidden"]: summary([rs[i]["step_time_ratio"] for rs in rows]) for i, r in enumerate(rows[0])}
+    slopes = {m: summary([s["usage"]["step_cost_sweep"]["time_slope_in_hidden"][m] for s in per_seed])
+              for m in ("rarsq", "ste")}
+    return Claim(
+        text=CLAIM_COST_SWEEP,
+        criterion="thread CPU time of one training step (one thread, interleaved), RaRSQ / STE: median over seeds "
+                  "<= 1.3 at every width of the sweep; log-log slopes in the width reported",
+        paper="the rotation is O(m) per vector (Section 3.2; no cost figure in the paper)",
+        measured={"step_time_ratio_by_hidden": by_h, "slope_rarsq": slopes["rarsq"]},
+        baseline={"slope_ste": slopes["ste"]},
+        holds=all(float(np.median(v["values"])) <= 1.3 for v in by_h.values()),
     )
 
 
@@ -458,6 +503,29 @@ def _coherence_figure(run: Run, per_seed: list[dict]) -> str:
         a.bar([0, 1], [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals], color=["C0", "C1"])
         a.set(xticks=[0, 1], xticklabels=["depth-AR", "independent"], title=title, ylim=(0, 1))
     return run.savefig(fig, "coherence")
+
+
+def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    sweeps = [s["usage"]["step_cost_sweep"] for s in per_seed]
+    hs = [r["hidden"] for r in sweeps[0]["rows"]]
+    for m, style, label in (("ste", "-o", "RVQ + STE"), ("rarsq", "--s", "RaRSQ")):
+        t = np.array([[r[f"{m}_seconds"] for r in sw["rows"]] for sw in sweeps])
+        sl = [sw["time_slope_in_hidden"][m] for sw in sweeps]
+        ax[0].errorbar(hs, t.mean(0), yerr=t.std(0), fmt=style, label=f"{label} (slope {np.mean(sl):.2f})")
+    ratio = np.array([[r["step_time_ratio"] for r in sw["rows"]] for sw in sweeps])
+    ax[1].errorbar(hs, ratio.mean(0), yerr=ratio.std(0), fmt="-o", color="C2")
+    ax[1].axhline(1.3, color="k", ls="--", lw=0.8, label="1.3x (the claim)")
+    for a in ax:
+        a.set_xscale("log")
+        a.set_xticks(hs, [str(h) for h in hs])
+        a.minorticks_off()
+        a.legend(fontsize=8)
+    ax[0].set(yscale="log", xlabel="encoder / decoder width", ylabel="thread CPU time per step [s]",
+              title="stage-0 training step (mean ± sd over seeds)")
+    ax[1].set(xlabel="encoder / decoder width", ylabel="RaRSQ / STE step time", title="rotation overhead")
+    fig.tight_layout()
+    return run.savefig(fig, "step_cost_vs_width")
 
 
 def _mt10_figure(run: Run, per_seed: list[dict]) -> str:
