@@ -9,16 +9,23 @@ For each seed and each ``n`` we run GD from zero to ``eta t = 1e5`` with checkpo
 1. the oracle early stop (checkpoint of smallest population logistic risk) with the end of the
    path and with the max-margin limit ``c * u`` (GD at convergence);
 2. the excess zero-one error of early-stopped GD with the max-margin classifier at every ``n``;
-3. the GD path with the ridge path at ``lambda = 1 / (eta t)``.
+3. the GD path with the ridge path at ``lambda = 1 / (eta t)``;
+4. the cost of the exact risks against GD's; at full scale also against size: both timed at every ``n`` (thread
+   CPU time, one thread, interleaved repeats, first seed) with the log-log slopes in ``n``.  Complexity: GD
+   costs ``O(T n d) = O(T n^2)`` for ``T = eta t / eta`` steps; L, E and CE on ``C`` checkpoints cost
+   ``O(C (d + q))`` (two Gaussian moments of ``<x, w>`` per checkpoint, ``q`` quadrature nodes), ``O(n)``.
 """
 
 from __future__ import annotations
+
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.learning_theory.early_stopping_logreg import (
     EarlyStoppedLogisticGD,
@@ -149,6 +156,31 @@ def _timing_ratio(main: dict, max_eta_t: float, n_checkpoints: int, repeats: int
     }
 
 
+def _sweep(seed: int, n_list: tuple[int, ...], k: int, max_eta_t: float, n_checkpoints: int,
+           repeats: int) -> dict:
+    """GD fit against the three exact risks on its path, at every ``n`` (``d = 2n``): thread CPU time of
+    ``repeats`` interleaved rounds after one warm-up on one thread, and the log-log slopes in ``n``."""
+    rows = []
+    with single_thread():
+        for n in n_list:
+            model = GaussianLogisticModel.power_law(d=2 * n, n_signal=k, seed=np.random.default_rng([seed, n]))
+            X, y = model.sample(n)
+            gd = EarlyStoppedLogisticGD(stop="none", max_eta_t=max_eta_t, n_checkpoints=n_checkpoints).fit(X, y)
+            times = interleaved_seconds({
+                "fit": lambda X=X, y=y: EarlyStoppedLogisticGD(stop="none", max_eta_t=max_eta_t,
+                                                               n_checkpoints=n_checkpoints).fit(X, y),
+                "eval": lambda model=model, path=gd.path_: _excess_curves(model, path),
+            }, repeats=repeats, warmup=1, clock=time.thread_time)
+            fit, evaluation = float(np.median(times["fit"])), float(np.median(times["eval"]))
+            rows.append({"n": n, "d": 2 * n, "gd_steps": int(round(gd.eta_t_[-1] / gd.step_size_)),
+                         "checkpoints": len(gd.path_), "gd_fit_seconds": fit, "path_eval_seconds": evaluation,
+                         "eval_over_fit_time_ratio": evaluation / fit})
+    ns = [r["n"] for r in rows]
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats,
+            "time_slope_in_n": {key: loglog_slope(ns, [r[f"{key}_seconds"] for r in rows])
+                                for key in ("gd_fit", "path_eval")}}
+
+
 def _monotone(values: list[float]) -> bool:
     return bool(np.all(np.diff(values) > 0))
 
@@ -172,6 +204,10 @@ def reproduce(run: Run) -> Result:
             run.progress((i * len(n_list) + j + 1) / total, f"seed {seed}, n = {n}")
     mains = [per_seed[s][n_main] for s in run.seeds]
     timing = _timing_ratio(mains[0], max_eta_t, n_checkpoints)
+    sweep = None
+    if run.scale != "quick":
+        run.progress(1.0, "cost against size: GD fit vs exact risks")
+        sweep = _sweep(run.seeds[0], n_list, k, max_eta_t, n_checkpoints, run.pick(smoke=1, quick=1, full=3))
     by_n = {key: [float(np.mean([per_seed[s][n][key] for s in run.seeds])) for n in n_list]
             for key in ("es_excess_zero_one", "max_margin_excess_zero_one", "min_norm_interpolator_excess_zero_one")}
 
@@ -187,11 +223,14 @@ def reproduce(run: Run) -> Result:
         _claim_ridge_norm_ratio(mains),
         _claim_cheap_risks(timing),
     ]
+    if run.scale == "full":
+        claims.append(_claim_cheap_at_every_size(sweep))
 
     # 4. Figures and metrics.
-    figure = _figure(run, mains, n_list, *by_n.values())
-    return Result(metrics=_metrics(per_seed, mains, by_n, n_list, k, max_eta_t, timing), claims=claims,
-                  figures=[figure])
+    figures = [_figure(run, mains, n_list, *by_n.values())] + ([_sweep_figure(run, sweep)] if sweep else [])
+    metrics = _metrics(per_seed, mains, by_n, n_list, k, max_eta_t, timing)
+    metrics["cost_sweep"] = sweep
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 def _ratios(mains: list[dict], num: str, den: str) -> list[float]:
@@ -319,6 +358,40 @@ def _claim_cheap_risks(timing: dict[str, float]) -> Claim:
         baseline=0.2,
         holds=ratio <= 0.2,
     )
+
+
+def _claim_cheap_at_every_size(sweep: dict) -> Claim:
+    ratios = {r["n"]: r["eval_over_fit_time_ratio"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_n"]
+    return Claim(
+        text="the exact risks stay cheap as the problem grows: <= 0.2 x GD time at every n, and they grow more "
+             "slowly in n than GD",
+        criterion="thread CPU time of L, E and CE on the path / of the GD fit <= 0.2 at every n of the sweep (d = 2n), "
+                  "and fitted log-log slope in n of the risks < GD's (complexity O(C d) against O(T n d))",
+        paper=None,
+        measured={"ratio_by_n": ratios, "slope_path_eval": slopes["path_eval"]},
+        baseline={"slope_gd_fit": slopes["gd_fit"]},
+        holds=max(ratios.values()) <= 0.2 and slopes["path_eval"] < slopes["gd_fit"],
+    )
+
+
+def _sweep_figure(run: Run, sweep: dict) -> str:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
+    ns = [r["n"] for r in rows]
+    for key, style, label in (("gd_fit", "-o", "GD fit"), ("path_eval", "--s", "L, E, CE on the path")):
+        axes[0].plot(ns, [r[f"{key}_seconds"] for r in rows], style, label=f"{label} (slope {slopes[key]:.2f})")
+    axes[1].plot(ns, [r["eval_over_fit_time_ratio"] for r in rows], "-o", color="C2")
+    axes[1].axhline(0.2, color="k", ls="--", lw=0.8, label="0.2 (the claim)")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    axes[0].set(yscale="log", xlabel="n (d = 2n)", ylabel="thread CPU time [s]", title="cost against size")
+    axes[1].set(yscale="log", xlabel="n (d = 2n)", ylabel="risks / GD time", title="relative cost of the exact risks")
+    fig.tight_layout()
+    return run.savefig(fig, "cost_vs_size")
 
 
 def _metrics(per_seed, mains, by_n, n_list, k, max_eta_t, timing) -> dict:
