@@ -159,3 +159,13 @@ def test_report_screenshot_in_headless_chromium(results, tmp_path):
     pixels = imread(shot)
     assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1200
     assert pixels[..., :3].std() > 0.05, "the screenshot is blank"
+
+
+def test_benchmark_records_are_not_reported_as_stray_results(tmp_path):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "wilt.json").write_text('{"paper": "wilt"}')
+    (tmp_path / "nope").mkdir()
+    (tmp_path / "nope" / "quick.json").write_text('{"paper": "nope"}')
+    warnings = []
+    write_report(tmp_path, warn=warnings.append)
+    assert warnings == [f"{tmp_path / 'nope' / 'quick.json'}: not the result of a registered paper and scale; skipped"]
