@@ -21,6 +21,7 @@ form are our reconstruction from its abstract (see the docs page).  Everything r
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any
 
@@ -31,7 +32,7 @@ from sklearn.metrics import label_ranking_average_precision_score
 
 from icml25.data.mvml import MVMLSplit, load_digits_mvml, split_mvml, synthetic_mvml_model
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.multilabel import (
@@ -54,6 +55,8 @@ CLAIM_SURROGATE = "TMvML with LTR is not worse than with TNN: AP(LTR) >= AP(TNN)
 CLAIM_ABLATION = "SynthMVML ablation: TMvML AP >= independent per-view ridge (lam = 0) AP + 0.01"
 CLAIM_ADMM = "ADMM: relative primal residual < 1e-4 within 200 iterations, final objective <= initial"
 CLAIM_PROX_SPEED = "prox_ltr takes <= 1.5x the time of prox_tnn on the same tensor"
+CLAIM_PROX_SWEEP = ("prox_ltr stays within 1.5x of prox_tnn as the tensor grows, both growing alike "
+                    "(n x 1.5n x 64, n = 10..160)")
 CLAIM_FIT_SPEED = "TMvML fit on DigitsMVML (~1,260 x 3 views, 6 labels) takes < 10 s"
 
 PAPER = Paper(
@@ -200,6 +203,8 @@ def reproduce(run: Run) -> Result:
         _claim_prox_speed(timings["prox_seconds"]),
         _claim_fit_speed(timings["fit_seconds"]),
     ]
+    if run.scale == "full":
+        claims.append(_claim_prox_sweep(timings["prox_sweep"]))
 
     # 4. Metrics and figures.
     sweep = runs["sweep"]
@@ -227,6 +232,8 @@ def reproduce(run: Run) -> Result:
     }
     figures = [_figure_results(run, ap, ceiling, bayes, sweep_summary, sizes["ceiling_samples"]),
                _figure_tensor(run, denoise, per_seed["synth"][run.seeds[0]]["history_lam1"])]
+    if timings["prox_sweep"] is not None:
+        figures.append(_figure_prox_sweep(run, timings["prox_sweep"]))
     return Result(metrics=metrics, claims=claims, figures=figures)
 
 
@@ -292,8 +299,30 @@ def _timings(run: Run) -> dict[str, dict[str, float]]:
                                run.pick(smoke=1, quick=3, full=10), warmup=1)
     prox_seconds = {k: float(np.median(v)) for k, v in prox.items()}
     fit_seconds = {k: float(np.median(v)) for k, v in fits.items()}
+    sweep = _prox_sweep(run.pick(smoke=(4, 8), quick=(), full=(10, 20, 40, 80, 160)), run.pick(smoke=2, quick=1,
+                                                                                               full=15))
     run.progress(1.0, "timings")
-    return {"prox_seconds": prox_seconds, "fit_seconds": fit_seconds}
+    return {"prox_seconds": prox_seconds, "fit_seconds": fit_seconds, "prox_sweep": sweep}
+
+
+def _prox_sweep(sizes: tuple[int, ...], repeats: int) -> dict[str, Any] | None:
+    """prox_ltr against prox_tnn on ``n x 1.5n x 64`` tensors for every ``n`` in ``sizes``: thread CPU time, medians
+    of interleaved repeats, and the log-log slopes in the number of entries (both cost
+    O(n1 n2 n3 (log n3 + min(n1, n2))): one FFT along the views, one SVD per Fourier slice)."""
+    if not sizes:
+        return None
+    rows = []
+    for n in sizes:
+        tensor = np.random.default_rng(n).standard_normal((n, n + n // 2, 64))
+        sec = interleaved_seconds({"ltr": lambda t=tensor: prox_ltr(t, 1.0, 1.0),
+                                   "tnn": lambda t=tensor: prox_tnn(t, 1.0)}, repeats, clock=time.thread_time)
+        ltr, tnn = float(np.median(sec["ltr"])), float(np.median(sec["tnn"]))
+        rows.append({"n": n, "entries": int(tensor.size), "ltr_seconds": ltr, "tnn_seconds": tnn,
+                     "ltr_over_tnn_time_ratio": ltr / tnn})
+    entries = [r["entries"] for r in rows]
+    return {"rows": rows, "clock": "thread_time",
+            "time_slope_in_entries": {k: loglog_slope(entries, [r[f"{k}_seconds"] for r in rows])
+                                      for k in ("ltr", "tnn")}}
 
 
 def _table(per_seed: dict, seeds: tuple[int, ...], data: str, metric: str) -> dict[str, dict]:
@@ -375,6 +404,18 @@ def _claim_prox_speed(prox_seconds: dict[str, float]) -> Claim:
                  holds=bool(ratio <= 1.5))
 
 
+def _claim_prox_sweep(sweep: dict[str, Any]) -> Claim:
+    ratios = {r["n"]: r["ltr_over_tnn_time_ratio"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_entries"]
+    return Claim(CLAIM_PROX_SWEEP,
+                 criterion="thread CPU time, medians of interleaved repeats: prox_ltr / prox_tnn <= 1.5 at every size, "
+                           "and the fitted log-log slopes in the number of entries within 0.2 of each other (the same "
+                           "complexity: one FFT along the views and one SVD per Fourier slice)",
+                 paper=None, measured={"ratio_by_n": ratios, "slope_ltr": slopes["ltr"]},
+                 baseline={"slope_tnn": slopes["tnn"]},
+                 holds=bool(max(ratios.values()) <= 1.5 and abs(slopes["ltr"] - slopes["tnn"]) <= 0.2))
+
+
 def _claim_fit_speed(fit_seconds: dict[str, float]) -> Claim:
     return Claim(CLAIM_FIT_SPEED, criterion="median fit < 10 s; reported beside the ridge fit", paper=None,
                  measured=fit_seconds["tmvml"], baseline=fit_seconds["concat_ridge"],
@@ -439,3 +480,19 @@ def _figure_tensor(run: Run, denoise: list, history: dict) -> str:
     twin.legend(loc="center right", fontsize=8)
     fig.tight_layout()
     return run.savefig(fig, "ltr_vs_tnn")
+
+
+def _figure_prox_sweep(run: Run, sweep: dict[str, Any]) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_entries"]
+    entries = [r["entries"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("tnn", "-o", "prox_tnn (t-SVT)"), ("ltr", "--s", "prox_ltr")):
+        axes[0].loglog(entries, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="tensor entries (n x 1.5n x 64)", ylabel="thread CPU time [s]", title="prox cost against size")
+    axes[1].semilogx(entries, [r["ltr_over_tnn_time_ratio"] for r in rows], "-o", color="C2")
+    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
+    axes[1].set(xlabel="tensor entries", ylabel="prox_ltr / prox_tnn time", title="relative cost")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "prox_cost_vs_size")
