@@ -400,7 +400,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             continue
         except Exception as exc:  # one failed benchmark does not stop the others
             print(f"{pid}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            status = max(status, EXIT_FAILED) if status != EXIT_USAGE else status
+            status = max(status, EXIT_FAILED)
             continue
         bench.store(args.out, record)
         print(bench.summary_line(record), flush=True)

@@ -9,13 +9,13 @@ the committed full-scale record ``results/full/<id>.json``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from icml25.harness.registry import implemented
 from icml25.harness.runner import run_paper
+from icml25.harness.store import committed_path, load_result
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLEMENTED = [e for e in implemented() if e.status == "implemented"]
@@ -60,8 +60,8 @@ def test_quick_claims_hold(entry, tmp_path):
     paper = entry.paper
     claims = outcome.record["claims"]
     assert all(reason for reason in paper.known_misses.values()), "every known miss needs a one-line reason"
-    committed = ROOT / "results" / "full" / f"{entry.id}.json"
-    full = {c["text"] for c in json.loads(committed.read_text())["claims"]} if committed.is_file() else set()
+    committed = load_result(committed_path(ROOT / "results", entry.id)) or {"claims": []}
+    full = {c["text"] for c in committed["claims"]}
     unknown = set(paper.known_misses) - {c["text"] for c in claims} - full
     assert not unknown, f"known_misses names claims the reproduction does not make: {unknown}"
     failing = [c for c in claims if not c["holds"] and c["text"] not in paper.known_misses]
