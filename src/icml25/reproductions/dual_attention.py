@@ -15,7 +15,9 @@ decay), batch 64, cross-entropy; both models see the same data and the same numb
 1. same/different, N = 250 training pairs, 100 epochs, 5 seeds: mean OOD accuracy of the DAT vs the Transformer;
 2. (full scale only) match pattern (two triples, label = same equality pattern): learning curve over
    N in {1k, 2k, 5k, 10k, 20k} with 3 seeds; the claim is the sample size at which each model reaches 0.9;
-3. speed: one forward + backward step of the DAT over the Transformer, interleaved in the same process.
+3. speed: one forward + backward step of the DAT over the Transformer, interleaved in the same process; at full
+   scale also a cost-vs-size sweep over the sequence length n (both cost O(B n^2 d) per layer, Sec. 3 of the paper:
+   the relational heads add an n x n score tensor per head and an n x n x n_r relation tensor), with log-log slopes.
 
 The mechanics (relational attention equal to a naive loop, exact symmetry, permutation equivariance, n_ra = 0
 equal to the shared Transformer block) are unit tests in tests/attention/test_dual_attention.py.
@@ -23,7 +25,9 @@ equal to the shared Transformer block) are unit tests in tests/attention/test_du
 
 from __future__ import annotations
 
+import time
 from functools import partial
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -32,7 +36,7 @@ import torch
 from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.utils.nn import accuracy, train_classifier
@@ -57,6 +61,10 @@ ABLATIONS = {"dat_asymmetric": (2, 2, False)}
 MP_SIZES, MP_STEPS, MP_BATCH = (1000, 2000, 5000, 10000, 20000), 400, 256
 # Step timing: 60 interleaved repeats (the docs page's calibration notes say why not 20).
 TIMING_REPEATS = {"smoke": 3, "quick": 60, "full": 100}
+# Cost-vs-size sweep over the sequence length (full scale; smoke runs a 2-size grid): batch and the claim's bound.
+SWEEP_BATCH, SWEEP_RATIO_MAX, SWEEP_SLOPE_TOL = 16, 1.6, 0.25
+CLAIM_SWEEP = ("a DAT forward + backward step costs at most 1.6x the same-width Transformer at every sequence length "
+               "from 16 to 512, with the same growth in the length")
 
 
 def reproduce(run: Run) -> Result:
@@ -68,6 +76,9 @@ def reproduce(run: Run) -> Result:
     with single_thread():
         same_different = _same_different(run, models, n_train, epochs, n_test)
         timing = _step_seconds(TIMING_REPEATS[run.scale], n_tokens=16, batch=64)
+        sweep = _sweep(run.pick(smoke=(8, 16), quick=(), full=(16, 32, 64, 128, 256, 512)),
+                       run.pick(smoke=2, quick=1, full=12))
+        run.progress(None, "step-time sweep over the sequence length")
         match_pattern = _match_pattern(run) if run.scale == "full" else None
 
     # 3. the claims
@@ -75,6 +86,8 @@ def reproduce(run: Run) -> Result:
     claims = [_claim_same_different(same_different, n_train), _claim_step_time(speed_ratio)]
     if match_pattern is not None:
         claims.append(_claim_match_pattern(match_pattern))
+    if run.scale == "full":
+        claims.append(_claim_sweep(sweep))
 
     # 4. metrics, figure, result
     ood = {name: v["ood"] for name, v in same_different.items()}
@@ -89,7 +102,11 @@ def reproduce(run: Run) -> Result:
     }
     if match_pattern is not None:
         metrics["match_pattern"] = match_pattern
-    return Result(metrics=metrics, claims=claims, figures=[_figure(run, same_different, n_train, match_pattern)])
+    figures = [_figure(run, same_different, n_train, match_pattern)]
+    if sweep is not None:
+        metrics["step_time_sweep"] = sweep
+        figures.append(_sweep_figure(run, sweep))
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -143,6 +160,33 @@ def _step_seconds(repeats: int, n_tokens: int, batch: int) -> dict[str, list[flo
     return interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats, warmup=2)
 
 
+def _sweep(sizes: tuple[int, ...], repeats: int) -> dict[str, Any] | None:
+    """DAT against the Transformer, one forward + backward step on a batch of ``SWEEP_BATCH`` sequences of every
+    length in ``sizes``: thread CPU time (the caller sets one thread), medians of interleaved repeats, and the
+    log-log slopes in the length.  Both cost O(B n^2 d) per layer plus O(B n d^2) for the projections and the MLP."""
+    if not sizes:
+        return None
+    rows = []
+    for n in sizes:
+        gen = torch_generator(n)
+        X = torch.randn(SWEEP_BATCH, n, D_OBJ, generator=gen)
+        y = torch.randint(0, 2, (SWEEP_BATCH,), generator=gen)
+        models = {name: _model(heads, n, "learned", 0) for name, heads in MODELS.items()}
+
+        def step(model: torch.nn.Module, X: torch.Tensor = X, y: torch.Tensor = y) -> None:
+            model.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(X), y).backward()
+
+        sec = interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats,
+                                  warmup=2, clock=time.thread_time)
+        dat, base = float(np.median(sec["dat"])), float(np.median(sec["transformer"]))
+        rows.append({"n": n, "dat_seconds": dat, "transformer_seconds": base, "dat_over_transformer": dat / base})
+    lengths = [r["n"] for r in rows]
+    return {"rows": rows, "batch": SWEEP_BATCH, "repeats": repeats, "clock": "thread_time",
+            "time_slope_in_n": {k: loglog_slope(lengths, [r[f"{k}_seconds"] for r in rows])
+                                for k in ("dat", "transformer")}}
+
+
 def _match_pattern(run: Run) -> dict[str, object]:
     """Full scale: the match-pattern learning curve (3 seeds, a fixed step budget at every N)."""
     seeds = run.seeds[:3]
@@ -187,6 +231,19 @@ def _claim_step_time(ratio: float) -> Claim:
                  paper=None, measured=ratio, baseline=1.0, holds=bool(ratio <= 1.6))
 
 
+def _claim_sweep(sweep: dict[str, Any]) -> Claim:
+    ratios = {r["n"]: r["dat_over_transformer"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_n"]
+    return Claim(CLAIM_SWEEP,
+                 criterion=f"thread CPU time, batch {SWEEP_BATCH}, medians of {sweep['repeats']} interleaved repeats: "
+                           f"DAT / Transformer <= {SWEEP_RATIO_MAX} at every length, and the fitted log-log slopes in "
+                           f"the length within {SWEEP_SLOPE_TOL} of each other (both O(B n^2 d) per layer, Sec. 3)",
+                 paper=None, measured={"ratio_by_n": ratios, "slope_dat": slopes["dat"]},
+                 baseline={"slope_transformer": slopes["transformer"]},
+                 holds=bool(max(ratios.values()) <= SWEEP_RATIO_MAX
+                            and abs(slopes["dat"] - slopes["transformer"]) <= SWEEP_SLOPE_TOL))
+
+
 def _claim_match_pattern(curve: dict[str, object]) -> Claim:
     need = curve["samples_to_0.9"]
     dat_n, base_n = need["dat"], need["transformer"]
@@ -228,5 +285,24 @@ def _figure(run: Run, results: dict[str, dict[str, list]], n_train: int, match_p
         ax.legend()
     fig.tight_layout()
     name = run.savefig(fig, "dual_attention")
+    plt.close(fig)
+    return name
+
+
+def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
+    lengths = [r["n"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("transformer", "-o", "Transformer"), ("dat", "--s", "DAT")):
+        axes[0].loglog(lengths, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="sequence length n", ylabel="thread CPU time per step [s]",
+                title=f"forward + backward, batch {sweep['batch']}")
+    axes[1].semilogx(lengths, [r["dat_over_transformer"] for r in rows], "-o", color="C2")
+    axes[1].axhline(SWEEP_RATIO_MAX, color="k", ls="--", lw=0.8, label=f"{SWEEP_RATIO_MAX}x (the claim)")
+    axes[1].set(xlabel="sequence length n", ylabel="DAT / Transformer step time", title="relative cost")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = run.savefig(fig, "step_cost_vs_length")
     plt.close(fig)
     return name
