@@ -24,7 +24,9 @@ lr 1e-2, betas (0.8, 0.9), gamma = 1) and evaluated on fresh trials of the same 
    with amplitude 0, where the iSSM equals the SSM.
 
 Speed: the time of one training step (loss and backward) of iSSM and SSM, interleaved in the same
-process; the claim is the ratio of the medians.  At full scale the official DynamicAttractor
+process; the claim is the ratio of the medians.  At full scale a cost-vs-size sweep over the trial length T
+(both steps are O(K T) scans: the LSTM encoder and the transition; the mask is elementwise) adds log-log slopes.  At
+full scale the official DynamicAttractor
 ("motor cortex") example is also fitted (K = 20 trials of 10 time units) and reported.
 """
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import time
 import warnings
 from functools import partial
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -41,7 +44,7 @@ import torch
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.utils.random import torch_generator
@@ -60,6 +63,10 @@ D, N_OBS, DT, PREFIX = 2, 10, 0.05, 10
 PROTOCOL = {"amplitude": 1.0, "stim_d": 1.0, "rest_d": 1.0, "repetition": 5, "sigma": 0.5}
 NOVEL = {**PROTOCOL, "repetition": 3, "rest_d": 2.0}
 MODELS = ("issm", "ssm")
+# Cost-vs-size sweep over the trial length T (full scale; smoke runs a 2-size grid): the claim's bounds.
+SWEEP_RATIO_MAX, SWEEP_SLOPE_TOL = 1.2, 0.1
+CLAIM_SWEEP = ("an iSSM training step costs about the same as an SSM step at every trial length from 32 to 1024 "
+               "steps, with the same growth in the length")
 
 
 def _data(seed: int, K: int, T: int) -> tuple[dict[str, tuple[np.ndarray, ...]], dict[str, np.ndarray]]:
@@ -99,6 +106,26 @@ def _step_seconds(models: dict[str, ISSM], y: np.ndarray, u: np.ndarray, repeats
 
     return interleaved_seconds({name: partial(step, model) for name, model in models.items()}, repeats,
                                warmup=2, clock=time.thread_time)
+
+
+def _sweep(seed: int, K: int, lengths: tuple[int, ...], repeats: int, rnn_hidden: int) -> dict[str, Any] | None:
+    """iSSM against SSM, one training step (loss and backward) on K trials of every length T in ``lengths``: thread
+    CPU time (the caller sets one thread), medians of interleaved repeats (``_step_seconds``), freshly initialised
+    models with the same seed, and the log-log slopes in T.  Both steps scan the T steps once in the encoder and
+    once in the transition, so both cost O(K T); the iSSM adds one elementwise mask per step."""
+    if not lengths:
+        return None
+    rows = []
+    for T in lengths:
+        sets, _ = _data(seed, K, T)
+        models = {name: ISSM(D, N_OBS, D, dt=DT, interventional=name == "issm", rnn_hidden=rnn_hidden, seed=seed)
+                  for name in MODELS}
+        sec = _step_seconds(models, *sets["train"][1:], repeats)
+        issm, ssm = float(np.median(sec["issm"])), float(np.median(sec["ssm"]))
+        rows.append({"T": T, "issm_seconds": issm, "ssm_seconds": ssm, "issm_over_ssm": issm / ssm})
+    ts = [r["T"] for r in rows]
+    return {"rows": rows, "K": K, "repeats": repeats, "clock": "thread_time",
+            "time_slope_in_T": {name: loglog_slope(ts, [r[f"{name}_seconds"] for r in rows]) for name in MODELS}}
 
 
 def _dynamic_attractor(seed: int, n_iter: int, rnn_hidden: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
@@ -149,11 +176,16 @@ def reproduce(run: Run) -> Result:
                 scores, traces = _dynamic_attractor(seed, n_iter, rnn_hidden)
                 dynamic_attractor.append(scores)
                 show.setdefault("dynamic_attractor", traces)
+        sweep = _sweep(run.seeds[0], K, run.pick(smoke=(8, 16), quick=(), full=(32, 64, 128, 256, 512, 1024)),
+                       run.pick(smoke=2, quick=1, full=25), rnn_hidden)
+        run.progress(None, "step-time sweep over the trial length")
 
     issm, ssm = per_seed["issm"], per_seed["ssm"]
     time_ratio = float(np.median(step_times["issm"]) / np.median(step_times["ssm"]))
     claims = [_claim_latents(issm, ssm), _claim_dynamics(issm, ssm), _claim_novel(issm, ssm),
               _claim_step_time(time_ratio)]
+    if run.scale == "full":
+        claims.append(_claim_sweep(sweep))
     metrics = _metrics(K, T, n_iter, rnn_hidden, per_seed, show, time_ratio, step_times, fit_seconds)
     if dynamic_attractor:
         metrics["dynamic_attractor"] = {
@@ -163,6 +195,9 @@ def reproduce(run: Run) -> Result:
     figures = [_figure(run, show, per_seed)]
     if "dynamic_attractor" in show:
         figures.append(_figure_dynamic_attractor(run, show["dynamic_attractor"]))
+    if sweep is not None:
+        metrics["step_time_sweep"] = sweep
+        figures.append(_sweep_figure(run, sweep))
     return Result(metrics=metrics, claims=claims, figures=figures)
 
 
@@ -225,6 +260,19 @@ def _claim_step_time(time_ratio: float) -> Claim:
         text="an iSSM training step costs about the same as an SSM step (the mask is the only difference)",
         criterion="median step time iSSM / SSM <= 1.2 (thread CPU time, all seeds' repeats)",
         measured=time_ratio, baseline=1.0, holds=bool(time_ratio <= 1.2), paper=None, kind="finding")
+
+
+def _claim_sweep(sweep: dict[str, Any]) -> Claim:
+    ratios = {r["T"]: r["issm_over_ssm"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_T"]
+    return Claim(
+        CLAIM_SWEEP,
+        criterion=f"thread CPU time, K = {sweep['K']} trials, medians of {sweep['repeats']} interleaved repeats: "
+                  f"iSSM / SSM <= {SWEEP_RATIO_MAX} at every T, and the fitted log-log slopes in T within "
+                  f"{SWEEP_SLOPE_TOL} of each other (both O(K T); the mask is elementwise)",
+        measured={"ratio_by_T": ratios, "slope_issm": slopes["issm"]}, baseline={"slope_ssm": slopes["ssm"]},
+        holds=bool(max(ratios.values()) <= SWEEP_RATIO_MAX and abs(slopes["issm"] - slopes["ssm"]) <= SWEEP_SLOPE_TOL),
+        paper=None, kind="finding")
 
 
 def _metrics(K: int, T: int, n_iter: int, rnn_hidden: int, per_seed: dict, show: dict, time_ratio: float,
@@ -331,3 +379,25 @@ def _figure_dynamic_attractor(run: Run, traces: dict[str, np.ndarray]) -> str:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return run.savefig(fig, "dynamic_attractor")
+
+
+def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_T"]
+    ts = [r["T"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for name, style, label in (("ssm", "-o", "SSM"), ("issm", "--s", "iSSM")):
+        axes[0].loglog(ts, [r[f"{name}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[name]:.2f}")
+    axes[0].set(xlabel="trial length T (steps)", ylabel="thread CPU time per step [s]",
+                title=f"training step (loss + backward), K = {sweep['K']}")
+    axes[1].semilogx(ts, [r["issm_over_ssm"] for r in rows], "-o", color="C2")
+    axes[1].axhline(SWEEP_RATIO_MAX, color="k", ls="--", lw=0.8, label=f"{SWEEP_RATIO_MAX}x (the claim)")
+    axes[1].axhline(1.0, color="0.6", ls=":", lw=0.8)
+    axes[1].set(xlabel="trial length T (steps)", ylabel="iSSM / SSM step time", title="relative cost")
+    for ax in axes:
+        ax.set_xticks(ts, [str(t) for t in ts])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = run.savefig(fig, "step_cost_vs_length")
+    plt.close(fig)
+    return name
