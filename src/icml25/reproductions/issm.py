@@ -40,6 +40,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import NullLocator
 
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
@@ -395,7 +396,7 @@ def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
     axes[1].set(xlabel="trial length T (steps)", ylabel="iSSM / SSM step time", title="relative cost")
     for ax in axes:
         ax.set_xticks(ts, [str(t) for t in ts])
-        ax.minorticks_off()
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.legend(fontsize=8)
     fig.tight_layout()
     name = run.savefig(fig, "step_cost_vs_length")
