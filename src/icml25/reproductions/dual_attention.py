@@ -32,6 +32,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import NullLocator
 
 from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
@@ -42,6 +43,10 @@ from icml25.harness.timing import interleaved_seconds
 from icml25.utils.nn import accuracy, train_classifier
 from icml25.utils.random import seeded, torch_generator
 
+CLAIM_SWEEP = ("a DAT forward + backward step costs at most 1.6x the same-width Transformer at every sequence length "
+               "from 16 to 512, with the same growth in the length")
+CLAIM_MATCH_PATTERN = "DAT reaches 0.9 OOD accuracy on match pattern with <= half the samples of the Transformer"
+
 PAPER = Paper(
     id="dual_attention",
     title="Disentangling and Integrating Relational and Sensory Information in Transformer Architectures",
@@ -50,6 +55,12 @@ PAPER = Paper(
     default_seeds=(0, 1, 2, 3, 4),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses={
+        CLAIM_SWEEP: "slopes agree (1.39 vs 1.33) but the ratio is 1.55-2.00 at batch 16, rising with n: the relation "
+                     "tensor and attended symbols make a relational head's n^2 term ~3x a self-attention head's",
+        CLAIM_MATCH_PATTERN: "neither model beats chance on unseen objects within ~400 steps of batch 256 at N <= 20k "
+                             "(CPU budget)",
+    },
 )
 
 D_OBJ, D_MODEL, N_LAYERS, DFF, BATCH, LR = 32, 64, 2, 128, 64, 1e-3
@@ -63,8 +74,6 @@ MP_SIZES, MP_STEPS, MP_BATCH = (1000, 2000, 5000, 10000, 20000), 400, 256
 TIMING_REPEATS = {"smoke": 3, "quick": 60, "full": 100}
 # Cost-vs-size sweep over the sequence length (full scale; smoke runs a 2-size grid): batch and the claim's bound.
 SWEEP_BATCH, SWEEP_RATIO_MAX, SWEEP_SLOPE_TOL = 16, 1.6, 0.25
-CLAIM_SWEEP = ("a DAT forward + backward step costs at most 1.6x the same-width Transformer at every sequence length "
-               "from 16 to 512, with the same growth in the length")
 
 
 def reproduce(run: Run) -> Result:
@@ -248,7 +257,7 @@ def _claim_match_pattern(curve: dict[str, object]) -> Claim:
     need = curve["samples_to_0.9"]
     dat_n, base_n = need["dat"], need["transformer"]
     return Claim(
-        text="DAT reaches 0.9 OOD accuracy on match pattern with <= half the samples of the Transformer",
+        text=CLAIM_MATCH_PATTERN,
         criterion="samples to reach a mean OOD accuracy of 0.9: DAT <= Transformer / 2 (or the Transformer never "
                   "reaches it)",
         paper="DAT learns Relational Games 'match pattern' (images) from far fewer samples than a ViT "
@@ -301,6 +310,8 @@ def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
     axes[1].axhline(SWEEP_RATIO_MAX, color="k", ls="--", lw=0.8, label=f"{SWEEP_RATIO_MAX}x (the claim)")
     axes[1].set(xlabel="sequence length n", ylabel="DAT / Transformer step time", title="relative cost")
     for ax in axes:
+        ax.set_xticks(lengths, [str(n) for n in lengths])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.legend(fontsize=8)
     fig.tight_layout()
     name = run.savefig(fig, "step_cost_vs_length")
