@@ -10,11 +10,13 @@ Exhaustive search as an absolute yardstick.  Experiments (the search on both cor
   the baseline is a seeded GP run of this library (final population + per-length hall of fame), whose expressions are
   refit with BFGS (3 restarts) and scored against the front in one call;
 * the eight SciPy optimisers on one quick-mode dataset (diabetes bmi and s5);
-* the speed of compiled closures against the official per-call string ``eval``.
+* the speed of compiled closures against the official per-call string ``eval`` (full scale: swept over the number
+  of data points).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -24,7 +26,8 @@ from sklearn.datasets import load_diabetes, make_friedman1
 from icml25.data.feynman import FEYNMAN_FORMULAS, make_feynman
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.symbolic import (
     SCIPY_METHODS,
@@ -48,6 +51,8 @@ STRUCTURES = {2: 31, 3: 151, 4: 976}
 EXPRESSIONS = {(3, 2): (1579, 856), (3, 3): (26254, 16621), (5, 3): (137556, None)}
 MARGIN, EXCEED_TOL, EXCEED_SHARE, OPTIMIZER_SPREAD = 0.01, 1e-6, 0.05, 0.02
 DIABETES_COLUMNS = {"bmi": 2, "bp": 3, "s5": 8}
+CLAIM_SPEED_SWEEP = ("The closures' advantage is the per-call parse and compile that the official eval repeats: it is "
+                     "largest on small data and fades as the NumPy work grows with the number of points")
 
 
 def _friedman(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,15 +127,23 @@ def _parallel_speedup(seed: int, n_rows: int, head: int, two_worker_wall: float)
             "speedup": serial.wall_seconds / two_worker_wall}
 
 
-def _speed(n_expr: int, repeats: int) -> dict:
-    """Compiled NumPy functions vs the official ``eval("lambda x,xdata:" + s)(x, xdata)`` per call, same expressions."""
+NAMESPACE = {"Pow": lambda a, b: np.power(np.abs(a), b), "Mul": np.multiply, "Add": np.add,
+             "Sub": np.subtract, "Div": np.true_divide}
+
+
+def _speed_set(n_expr: int) -> tuple[list, list[np.ndarray], list[str]]:
+    """``n_expr`` random d = 3, head-3 expressions with constants, their constants and official lambda strings."""
     pool = [e for e in enumerate_expressions(3, 3) if e.n_constants]
     chosen = [pool[i] for i in np.random.RandomState(0).permutation(len(pool))[:n_expr]]
-    XT = np.random.default_rng(0).normal(size=(3, 300))
     constants = [np.linspace(0.5, 1.5, e.n_constants) for e in chosen]
-    namespace = {"Pow": lambda a, b: np.power(np.abs(a), b), "Mul": np.multiply, "Add": np.add,
-                 "Sub": np.subtract, "Div": np.true_divide}
-    texts = ["lambda x,xdata:" + e.official_string for e in chosen]
+    return chosen, constants, ["lambda x,xdata:" + e.official_string for e in chosen]
+
+
+def _speed(n_expr: int, repeats: int) -> dict:
+    """Compiled NumPy functions vs the official ``eval("lambda x,xdata:" + s)(x, xdata)`` per call, same expressions."""
+    chosen, constants, texts = _speed_set(n_expr)
+    XT = np.random.default_rng(0).normal(size=(3, 300))
+    namespace = NAMESPACE
 
     def closures() -> None:
         for e, c in zip(chosen, constants, strict=True):
@@ -145,6 +158,41 @@ def _speed(n_expr: int, repeats: int) -> dict:
     closure, official_s = float(np.median(timings["closure"])), float(np.median(timings["eval"]))
     return {"n_expressions": len(chosen), "closure_seconds": closure, "eval_seconds": official_s,
             "speedup": official_s / closure}
+
+
+def _speed_sweep(sizes: tuple[int, ...], n_expr: int, repeats: int) -> dict | None:
+    """Closures vs the official per-call ``eval`` on the same expressions at every number of points ``n`` in
+    ``sizes``, plus the parse-and-compile step of the official path alone (``eval`` of the lambda string, not
+    called); thread CPU seconds under one thread, medians of interleaved repeats, log-log slopes in ``n``."""
+    if not sizes:
+        return None
+    chosen, constants, texts = _speed_set(n_expr)
+    pairs = list(zip(chosen, constants, strict=True))
+    rows = []
+    with single_thread(), np.errstate(all="ignore"):
+        for n in sizes:
+            XT = np.random.default_rng(n).normal(size=(3, n))
+
+            def closures(XT: np.ndarray = XT) -> None:
+                for e, c in pairs:
+                    e.evaluate(XT, c)
+
+            def official(XT: np.ndarray = XT) -> None:
+                for text, c in zip(texts, constants, strict=True):
+                    eval(text, NAMESPACE)(c, XT)
+
+            def parse() -> None:
+                for text in texts:
+                    eval(text, NAMESPACE)
+
+            sec = interleaved_seconds({"closure": closures, "eval": official, "parse": parse}, repeats, warmup=1,
+                                      clock=time.thread_time)
+            med = {f"{k}_seconds": float(np.median(v)) for k, v in sec.items()}
+            rows.append({"n_points": n, **med, "speedup": med["eval_seconds"] / med["closure_seconds"]})
+    points = [r["n_points"] for r in rows]
+    return {"rows": rows, "n_expressions": len(chosen), "repeats": repeats, "clock": "thread_time",
+            "time_slope_in_points": {k: loglog_slope(points, [r[f"{k}_seconds"] for r in rows])
+                                     for k in ("closure", "eval", "parse")}}
 
 
 def reproduce(run: Run) -> Result:
@@ -175,6 +223,8 @@ def reproduce(run: Run) -> Result:
                                               per_dataset["friedman1"][str(run.seeds[0])]["wall_seconds"])
     run.progress(0.97, "closures vs eval")
     speed = _speed(n_speed, speed_repeats)
+    speed_sweep = _speed_sweep(run.pick(smoke=(100, 400), quick=(), full=(100, 400, 1_600, 6_400, 25_600, 102_400)),
+                               run.pick(smoke=50, quick=0, full=200), run.pick(smoke=2, quick=0, full=5))
 
     # 3. Claims, over every seed and dataset.
     summaries = [per_dataset[name][str(seed)] for name in DATASETS for seed in run.seeds]
@@ -188,13 +238,17 @@ def reproduce(run: Run) -> Result:
         _claim_counts(counts),
         _claim_speed(speed),
     ]
+    figures = [_figure(run, fronts, cards, optimizers, optimizer_columns)]
+    if speed_sweep is not None:
+        claims.append(_claim_speed_sweep(speed_sweep))
+        figures.append(_figure_speed_sweep(run, speed_sweep))
+        extra["closure_vs_eval_sweep"] = speed_sweep
 
     # 4. Figure and metrics.
-    figure = _figure(run, fronts, cards, optimizers, optimizer_columns)
     metrics = _metrics(head, n_rows, population, generations, counts, known, per_dataset, summaries, optimizers,
                        optimizer_head, optimizer_columns, speed, run.seeds)
     run.progress(1.0, "done")
-    return Result(metrics={**metrics, **extra}, claims=claims, figures=[figure])
+    return Result(metrics={**metrics, **extra}, claims=claims, figures=figures)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -375,7 +429,42 @@ def _claim_speed(speed: dict) -> Claim:
                  measured=speed["speedup"], baseline=1.0, holds=bool(speed["speedup"] >= 3.0))
 
 
+def _claim_speed_sweep(sweep: dict) -> Claim:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_points"]
+    return Claim(text=CLAIM_SPEED_SWEEP,
+                 criterion=f"{sweep['n_expressions']} expressions, n = {rows[0]['n_points']:,}-"
+                           f"{rows[-1]['n_points']:,} points, thread CPU time under one thread, medians of interleaved "
+                           "repeats: log-log slope in n of eval <= that of the closures - 0.1, eval / closure >= 3 at "
+                           "the smallest n and <= 1.5 at the largest (costs c + a n against c' + a n with c >> c': the "
+                           "ratio tends to 1)",
+                 paper=None,
+                 measured={"speedup_by_points": {r["n_points"]: r["speedup"] for r in rows},
+                           "slope_closure": slopes["closure"], "slope_parse": slopes["parse"]},
+                 baseline={"slope_eval": slopes["eval"]},
+                 holds=bool(slopes["eval"] <= slopes["closure"] - 0.1 and rows[0]["speedup"] >= 3.0
+                            and rows[-1]["speedup"] <= 1.5))
+
+
 # ---------------------------------------------------------------------------------------------- figures
+
+
+def _figure_speed_sweep(run: Run, sweep: dict) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_points"]
+    points = [r["n_points"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("closure", "-o", "compiled closures"), ("eval", "--s", "official per-call eval"),
+                              ("parse", ":^", "eval's parse + compile alone")):
+        axes[0].loglog(points, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="data points n", ylabel="thread CPU time [s]",
+                title=f"evaluating {sweep['n_expressions']} expressions")
+    axes[1].semilogx(points, [r["speedup"] for r in rows], "-o", color="C2")
+    axes[1].axhline(3.0, color="k", ls="--", lw=0.8, label="3x (the 300-point claim)")
+    axes[1].axhline(1.0, color="gray", ls=":", lw=0.8)
+    axes[1].set(xlabel="data points n", ylabel="eval / closure time", title="speed-up of the closures")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "closure_vs_eval_sweep")
 
 
 def _figure(run: Run, fronts: dict, cards: dict, optimizers: dict, columns: tuple[str, ...]) -> str:
