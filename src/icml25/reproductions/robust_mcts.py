@@ -14,13 +14,17 @@ Full scale adds Frozen Lake 4x4 (plan with p_slip in {0.3, 0.4, 0.5}, execute wi
 
 from __future__ import annotations
 
+import time
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter
 from scipy.optimize import linprog, minimize
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope
+from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.planning import (
     FrozenLake,
     GamblerProblem,
@@ -51,6 +55,8 @@ TIMID_PLAY_SUCCESS = (0.058, 0.193, 0.50, 0.84, 0.975)
 # Exploration constants searched for each planner on the tuning trees (1.0 is the library default).
 C_GRID = (0.1, 0.25, 0.5, 1.0)
 PLANNERS = {"robust": ("tv", 0.3), "nominal": ("none", 0.0)}
+# Speed floors: t(Stochastic-Power-UCT) / t(robust) at least this, per operator.
+SPEED_FLOOR = {"tv": 0.4, "chi2": 0.4, "wasserstein": 0.25}
 
 
 # ----------------------------------------------------------------------------- 1. operators
@@ -218,6 +224,30 @@ def _gambler(n: int, seeds: tuple[int, ...], run: Run, done: float, share: float
     }
 
 
+def _planning_sweep(ns: tuple[int, ...], repeats: int, seed: int) -> dict | None:
+    """Planning cost of the Gambler's policy table (one search per capital 1..9) against the simulations per
+    state ``n``, for Stochastic-Power-UCT and the three robust planners (rho = 0.5): thread CPU time, medians of
+    interleaved repeats, and the log-log slopes in ``n``. Each simulation walks one path of at most
+    ``max_depth`` nodes and backs up each chance node once, so every planner costs O(n * depth * b(S)), with
+    b(S) the backup over the observed support S (here 2 next capitals): O(S) for the nominal mean, O(S log S)
+    for TV and chi2 (a sort and a closed form), and the Wasserstein dual's breakpoints for W1."""
+    if not ns:
+        return None
+    env = GamblerProblem(goal=10, p_win=0.6)
+    methods = ("none", *ROBUST_KINDS)
+    rows = []
+    for n in ns:
+        planners = {m: RobustPowerUCT(env, gamma=GAMMA, kind=m, rho_transition=0.0 if m == "none" else 0.5,
+                                      seed=np.random.default_rng([seed, n])) for m in methods}
+        fns = {m: (lambda p=planners[m], n=n: [p.search(s, n) for s in range(1, env.goal)]) for m in methods}
+        with single_thread():
+            sec = interleaved_seconds(fns, repeats, warmup=1, clock=time.thread_time)
+        med = {m: float(np.median(sec[m])) for m in methods}
+        rows.append({"n": n, "seconds": med, "nominal_over_robust": {m: med["none"] / med[m] for m in ROBUST_KINDS}})
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats, "seed": seed,
+            "time_slope_in_n": {m: loglog_slope(ns, [r["seconds"][m] for r in rows]) for m in methods}}
+
+
 def _operator_microseconds(seed: int, calls: int = 2000) -> dict:
     """Median time of one backup (the operator alone, support of 3 as in the random trees), in microseconds."""
     rng = np.random.default_rng([seed, 2])
@@ -288,7 +318,14 @@ def reproduce(run: Run) -> Result:
         fl = _frozen_lake(4000, run.seeds)
         metrics["frozen_lake"] = fl
         claims.append(_claim_frozen_lake(fl))
+    sweep = _planning_sweep(run.pick(smoke=(20, 40), quick=(), full=(125, 250, 500, 1000, 2000, 4000)),
+                            run.pick(smoke=1, quick=1, full=5), run.seeds[0])
+    metrics["timing_seconds"]["planning_sweep"] = sweep
+    if run.scale == "full":
+        claims.append(_claim_planning_sweep(sweep))
     figures = [_figure_convergence(run, ns, conv, conv_default, chosen_c), _figure_gambler(run, succ, gam["exact_vi"])]
+    if sweep is not None:
+        figures.append(_figure_planning_sweep(run, sweep))
     run.progress(1.0, "done")
     return Result(metrics=metrics, claims=claims, figures=figures)
 
@@ -388,6 +425,28 @@ def _claim_speed(gam: dict, n: int, kinds: tuple[str, ...], floor: float) -> Cla
                  holds=ratio >= floor, paper=None, kind="finding")
 
 
+def _claim_planning_sweep(sweep: dict) -> Claim:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
+    gaps = {m: slopes[m] - slopes["none"] for m in ROBUST_KINDS}
+    worst = {m: min(r["nominal_over_robust"][m] for r in rows) for m in ROBUST_KINDS}
+    ns = [r["n"] for r in rows]
+    by_n = {m: {r["n"]: r["nominal_over_robust"][m] for r in rows} for m in ROBUST_KINDS}
+    return Claim(f"planning cost vs simulations per state (Gambler, n = {ns[0]}..{ns[-1]}): robust planners keep "
+                 "Stochastic-Power-UCT's order in n and its speed floor at every n",
+                 criterion="thread CPU time, medians of interleaved repeats: |slope(robust) - slope(nominal)| <= 0.2 "
+                           "in n for every operator (all O(n * depth * b(S)), the robust backup a constant factor at "
+                           "the observed support S = 2), and t(nominal) / t(robust) >= 0.4 (TV, chi2) and >= 0.25 "
+                           "(W1) at every n",
+                 measured={"slope": {m: slopes[m] for m in ROBUST_KINDS}, "slope_minus_nominal": gaps,
+                           "min_ratio_over_n": worst,
+                           "ratio_by_n": by_n},
+                 baseline={"slope_nominal": slopes["none"]},
+                 holds=bool(all(abs(g) <= 0.2 for g in gaps.values())
+                            and all(worst[m] >= SPEED_FLOOR[m] for m in ROBUST_KINDS)),
+                 paper="exact O(S log S) robust backups against the nominal O(S) one (Section 4)",
+                 kind="finding")
+
+
 def _claim_frozen_lake(fl: dict) -> Claim:
     # Full scale only; see docs/papers/robust_mcts.md, "Calibration notes".
     return Claim("Frozen Lake: chi2 and W1 success >= nominal in >= 10 of 15 (plan, exec) cells",
@@ -467,3 +526,26 @@ def _figure_gambler(run: Run, succ: dict, exact: dict) -> str:
     ax.set_title("Gambler's Problem under model mismatch")
     ax.legend(fontsize=7)
     return run.savefig(fig, "gambler")
+
+
+def _figure_planning_sweep(run: Run, sweep: dict) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
+    ns = [r["n"] for r in rows]
+    names = {"none": "Stochastic-Power-UCT", "tv": "TV", "chi2": "chi-square", "wasserstein": "Wasserstein"}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for i, m in enumerate(("none", *ROBUST_KINDS)):
+        axes[0].loglog(ns, [r["seconds"][m] for r in rows], "-o" if m == "none" else "--s", color=f"C{i}",
+                       label=f"{names[m]}: slope {slopes[m]:.2f}")
+    axes[0].set(xlabel="simulations per state n", ylabel="thread CPU time, 9 states [s]",
+                title="Gambler planning cost against n")
+    for i, m in enumerate(ROBUST_KINDS, start=1):
+        axes[1].semilogx(ns, [r["nominal_over_robust"][m] for r in rows], "-o", color=f"C{i}", label=names[m])
+    for floor, label in ((0.4, "0.4x (TV, chi2)"), (0.25, "0.25x (W1)")):
+        axes[1].axhline(floor, color="k", ls="--" if floor == 0.4 else ":", lw=0.8, label=label)
+    axes[1].set(xlabel="simulations per state n", ylabel="t(nominal) / t(robust)", title="relative speed")
+    for ax in axes:
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return run.savefig(fig, "planning_cost_vs_n")
