@@ -42,6 +42,11 @@ PAPER = Paper(
     module="icml25.planning.robust_mcts",
     anchors=("brahimdriss/RobustMCTS", "eleurent/rl-agents", "google-deepmind/mctx"),
     default_seeds=(0, 1, 2, 3, 4),
+    known_misses={
+        "Frozen Lake: chi2 and W1 success >= nominal in >= 10 of 15 (plan, exec) cells":
+            "full scale only: 0 of 15 cells for chi2 and W1; under our exact infinite-horizon evaluation the nominal "
+            "plan already succeeds 39-90% (the paper: 3-15%), and the paper's episode setup could not be recovered",
+    },
 )
 
 GAMMA = 0.99
