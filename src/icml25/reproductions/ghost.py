@@ -493,7 +493,7 @@ def _figure_server_sweep(run: Run, sweep: dict) -> str:
     axes[1].set(xlabel="clients N", ylabel="server / one client time", title="relative cost")
     for ax in axes:
         ax.set_xticks(counts, [str(n) for n in counts])
-        ax.minorticks_off()
+        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
         ax.legend(fontsize=8)
     fig.tight_layout()
     return run.savefig(fig, "server_cost_vs_clients")
