@@ -24,10 +24,14 @@ size is read from the ledger.  On the same uploads the server integrates:
 
 Forgetting: accuracy on the test nodes of the first integrated client's classes, right after its
 proxies and at the end.  Cora (bundled, 10 clients, alpha = 0.05, as in the paper) is a reported row.
+Full scale also sweeps the number of clients N (2-32, 240 nodes each): thread CPU time of the server's
+integration of N uploads against one client's generator training, log-log slopes in N.
 Measured numbers, calibration history and the known misses: the docs page, section "Calibration notes".
 """
 
 from __future__ import annotations
+
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -46,8 +50,9 @@ from icml25.federated.ghost import (
 from icml25.federated.torch_clients import load_arrays
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
-from icml25.harness.stats import summary
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.utils.random import seeded
 
 PAPER = Paper(
@@ -66,6 +71,9 @@ PAPER = Paper(
             "at 64 features the generator is larger than the GCN; on Cora's 1433 features the ratio holds",
     },
 )
+
+CLAIM_SERVER_SWEEP = ("server integration grows linearly in the number of clients, one client's generator training "
+                      "stays flat, and the server stays within 3x one client up to 32 clients")
 
 # One log grid of consolidation strengths for GHOST's TCC penalty and for uniform importance alike, each chosen on
 # the validation graph only (the test graph never picks a hyperparameter); its history: the docs page.
@@ -221,6 +229,44 @@ def _setting(name: str, *args) -> dict:
     return row
 
 
+def _server_sweep(seed: int, sizes: tuple[int, ...], nodes_per_client: int, gen_epochs: int,
+                  repeats: int) -> dict | None:
+    """GHOST's server integration of N clients' uploads against one client's generator training, for every N in
+    ``sizes``: one homophilous CSBM of ``max(sizes) x nodes_per_client`` nodes split over ``max(sizes)`` clients of
+    near-equal size (Dirichlet alpha = 100), the server integrating the first N uploads (default ``lambda_r``,
+    TCC on); thread CPU time under one thread, medians of interleaved repeats.  Cost model (the server loop of
+    Section "knowledge integration"): the server takes M = 3 proxy rounds of T_G = 5 GCN steps, one kNN proxy
+    graph and one TCC importance per client, O(N M (T_G GCN(n_c) + kNN(n_c) + TCC(E_c))), linear in N; a client's
+    T_L generator epochs, O(T_L (kNN(n_c) + FGW(n_c))), do not depend on N."""
+    if not sizes:
+        return None
+    largest = max(sizes)
+    graph = make_csbm(largest * nodes_per_client, 5, 64, avg_degree=8, homophily=0.8, class_sep=3.0, seed=seed)
+    clients = split_graph(graph, largest, alpha=100.0, seed=seed)[0]
+
+    def client(i: int) -> GhostClient:
+        return GhostClient(clients[i], gen_epochs=gen_epochs, seed=1000 * seed + i)
+
+    rows = []
+    with seeded(0), single_thread():
+        uploads = [(i, client(i).fit(None).arrays) for i in range(largest)]
+        for n in sizes:
+            sec = interleaved_seconds({"server": lambda n=n: GhostStrategy(64, 5, seed=seed).integrate(uploads[:n]),
+                                       "client": lambda: client(0).fit(None)}, repeats, warmup=1,
+                                      clock=time.thread_time)
+            server, one = float(np.median(sec["server"])), float(np.median(sec["client"]))
+            rows.append({"clients": n, "server_seconds": server, "client_seconds": one,
+                         "server_over_client_time_ratio": server / one})
+    counts = [r["clients"] for r in rows]
+    ratio_fit = np.polyfit(np.log(counts), np.log([r["server_over_client_time_ratio"] for r in rows]), 1)
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats, "nodes_per_client": nodes_per_client,
+            "client_nodes": [g.num_nodes for g in clients], "gen_epochs": gen_epochs,
+            "time_slope_in_clients": {k: loglog_slope(counts, [r[f"{k}_seconds"] for r in rows])
+                                      for k in ("server", "client")},
+            "clients_at_time_ratio_3": float(np.exp((np.log(3.0) - ratio_fit[1]) / ratio_fit[0]))
+            if ratio_fit[0] > 0 else None}
+
+
 def reproduce(run: Run) -> Result:
     # 1. set-up: sizes per scale, one job per (setting, seed) and the Cora row
     n_nodes = run.pick(smoke=300, quick=1200, full=2400)
@@ -238,11 +284,17 @@ def reproduce(run: Run) -> Result:
                        describe=lambda job: f"{job[0]} seed {job[2]}")
     rows = {name: [row for job, row in zip(jobs, outcome, strict=True) if job[0] == name] for name in settings}
     homo, hetero, cora = rows["homophilous"], rows["heterophilous"], outcome[-1]
+    sweep = _server_sweep(run.seeds[0], run.pick(smoke=(1, 2), quick=(), full=(2, 4, 8, 16, 32)),
+                          run.pick(smoke=40, quick=240, full=240), gen_epochs, run.pick(smoke=1, quick=3, full=3))
 
     # 3. the claims
     claims = [_claim_vs_fedavg(homo), _claim_vs_local(homo), _claim_consolidation(homo), _claim_forgetting(homo),
               _claim_tcc_vs_uniform(homo), _claim_heterophilous(hetero), _claim_uplink(homo), _claim_uplink_cora(cora),
               _claim_server_time(homo)]
+    figures = [_figure(run, homo, hetero)]
+    if sweep is not None:
+        claims.append(_claim_server_sweep(sweep))
+        figures.append(_figure_server_sweep(run, sweep))
 
     # 4. metrics and figure
     metrics = {
@@ -253,7 +305,9 @@ def reproduce(run: Run) -> Result:
         "homophilous": homo, "heterophilous": hetero, "cora": cora, "per_seed_wins": _per_seed_wins(homo, hetero),
         "summary": _summary(homo, hetero, cora),
     }
-    return Result(metrics=metrics, claims=claims, figures=[_figure(run, homo, hetero)])
+    if sweep is not None:
+        metrics["server_sweep"] = sweep
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 def _mean(rows: list[dict], key: str) -> float:
@@ -356,6 +410,22 @@ def _claim_server_time(homo: list[dict]) -> Claim:
                  measured=speed, baseline=3.0, holds=bool(speed <= 3.0), paper=None)
 
 
+def _claim_server_sweep(sweep: dict) -> Claim:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_clients"]
+    ratios = {r["clients"]: r["server_over_client_time_ratio"] for r in rows}
+    return Claim(CLAIM_SERVER_SWEEP,
+                 criterion=f"thread CPU time, medians of {sweep['repeats']} interleaved repeats, one sweep on the "
+                           f"first reporting seed, N = {', '.join(str(r['clients']) for r in rows)} clients of "
+                           f"{sweep['nodes_per_client']} nodes: fitted log-log slope in N of the server integration "
+                           "within 0.25 of 1 and of one client's generator training within 0.25 of 0, and "
+                           "server / one client <= 3 at every N",
+                 measured={"slope_server": slopes["server"], "ratio_by_clients": ratios,
+                           "clients_at_time_ratio_3": sweep["clients_at_time_ratio_3"]},
+                 baseline={"slope_client": slopes["client"]},
+                 holds=bool(abs(slopes["server"] - 1.0) <= 0.25 and abs(slopes["client"]) <= 0.25
+                            and max(ratios.values()) <= 3.0), paper=None)
+
+
 def _per_seed_wins(homo: list[dict], hetero: list[dict]) -> dict[str, int]:
     def seeds_where(a: str, b: str, margin: float) -> int:
         return int(sum(np.mean(r[a]) >= np.mean(r[b]) + margin for r in homo))
@@ -407,3 +477,23 @@ def _figure(run: Run, homo: list[dict], hetero: list[dict]) -> str:
     axes[1].set_title("forgetting during sequential integration")
     axes[1].legend(fontsize=6)
     return run.savefig(fig, "ghost")
+
+
+def _figure_server_sweep(run: Run, sweep: dict) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_clients"]
+    counts = [r["clients"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("server", "-o", "server integration (N uploads)"),
+                              ("client", "--s", "one client's generator training")):
+        axes[0].loglog(counts, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel=f"clients N ({sweep['nodes_per_client']} nodes each)", ylabel="thread CPU time [s]",
+                title="cost against the number of clients")
+    axes[1].loglog(counts, [r["server_over_client_time_ratio"] for r in rows], "-o", color="C2")
+    axes[1].axhline(3.0, color="k", ls="--", lw=0.8, label="3x (the claim)")
+    axes[1].set(xlabel="clients N", ylabel="server / one client time", title="relative cost")
+    for ax in axes:
+        ax.set_xticks(counts, [str(n) for n in counts])
+        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "server_cost_vs_clients")
