@@ -18,6 +18,9 @@ Dirichlet(0.3) label skew.  Classifier: MLP 64-128(BN)-128(BN)-10, 5 FedAvg roun
 * ``can_half``: CAN with B/2 = 30; ``finetune`` (FedAvg, no replay, lower bound); ``exemplar``
   (real-sample replay with the same B, a non-private upper reference).
 
+At full scale the CPU-time comparison of ``can`` and ``server_gr`` is repeated against the number of clients K
+(the digits stream resampled to K/5 of its size, so that every client keeps about as many samples as with 5).
+
 Synthetic quality is judged by an oracle (logistic regression trained centrally on the held-out real
 test digits); client forgetting variance by :func:`~icml25.federated.can_fcl.forgetting_profile`.
 Measured numbers and calibration history: the docs page, section "Calibration notes".
@@ -25,8 +28,10 @@ Measured numbers and calibration history: the docs page, section "Calibration no
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -34,7 +39,7 @@ from sklearn.linear_model import LogisticRegression
 
 from icml25.federated.can_fcl import digits_tasks, forgetting_profile, run_fcl, split_task_across_clients
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.timing import interleaved_seconds
 
 PAPER = Paper(
@@ -57,6 +62,8 @@ METHOD_LABELS = {"can": "CAN", "server_gr": "server GR", "teachers_only": "CAN, 
                  "can_half": "CAN, B/2", "finetune": "fine-tuning", "exemplar": "real exemplars"}
 TIMED = ("can", "server_gr")  # the two runs whose CPU time the cost claim compares
 N_CLIENTS, ALPHA = 5, 0.3
+CLAIM_CPU_SWEEP = ("A CAN run stays within 1.5x the CPU time of a server-GR run as the federation grows, both growing "
+                   "alike (K = 2..20 clients, samples per client fixed)")
 
 
 def reproduce(run: Run) -> Result:
@@ -72,7 +79,8 @@ def reproduce(run: Run) -> Result:
     if run.scale == "full":
         methods += [("allocation_only", {}), ("lwf", {})]
     seeds = run.seeds[:1] if run.scale == "smoke" else run.seeds
-    progress = _Progress(run, len(seeds) * (len(methods) + 2))
+    sweep_clients = run.pick(smoke=(2, 3), quick=(), full=(2, 5, 10, 20))
+    progress = _Progress(run, len(seeds) * (len(methods) + 2) + len(sweep_clients))
 
     # 2. the experiment: every method per seed, then synthetic quality and the forgetting spread
     runs: dict[str, list[dict]] = {m: [] for m, _ in methods}
@@ -96,6 +104,8 @@ def reproduce(run: Run) -> Result:
                 spread[key].append(value)
             progress.step(f"seed {seed}: forgetting spread")
 
+        sweep = _clients_sweep(sweep_clients, cfg, n_tasks, seeds[0], progress)
+
     acc = {m: np.array([r["acc"] for r in rows]) for m, rows in runs.items()}
     fgt = {m: np.array([r["forgetting"] for r in rows]) for m, rows in runs.items()}
     q = {k: np.array(v) for k, v in quality.items()}
@@ -107,9 +117,13 @@ def reproduce(run: Run) -> Result:
     claims = [_claim_acc_vs_server_gr(acc), _claim_acc_vs_finetune(acc), _claim_forgetting(fgt),
               _claim_expertise(q), _claim_forgetting_variance(spread), _claim_allocation(acc),
               _claim_half_buffer(acc), _claim_buffer_storage(buffer_ratio), _claim_cpu_time(cpu_ratio)]
+    if run.scale == "full":
+        claims.append(_claim_cpu_sweep(sweep))
 
     # 4. figure and metrics
-    figure = _figure(run, curves, q, n_tasks, B)
+    figures = [_figure(run, curves, q, n_tasks, B)]
+    if sweep is not None:
+        figures.append(_sweep_figure(run, sweep))
     metrics = {
         "config": {**cfg, "n_tasks": n_tasks, "n_clients": N_CLIENTS, "alpha": ALPHA},
         "acc": {m: v.tolist() for m, v in acc.items()},
@@ -120,10 +134,11 @@ def reproduce(run: Run) -> Result:
         "buffer_ratio": buffer_ratio,
         "cpu_time_seconds": cpu_seconds,
         "cpu_time_ratio_seconds": cpu_ratio,
+        "cpu_time_sweep": sweep,
         "ledger_bits": {m: {"up": float(np.mean([r["up_bits"] for r in rows])),
                             "down": float(np.mean([r["down_bits"] for r in rows]))} for m, rows in runs.items()},
     }
-    return Result(metrics=metrics, claims=claims, figures=[figure])
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 class _Progress:
@@ -151,6 +166,39 @@ def _run_methods(tasks, methods, cfg, seed, cpu_seconds, progress):
             cpu_seconds[name].append(seconds)
         progress.step(f"seed {seed}: {name} ACC {results[name].acc:.3f}")
     return results
+
+
+def _resized(tasks, factor: float, seed: int) -> list:
+    """Each task's training data resampled to ``factor`` times its size (a seeded shuffle, cycled when
+    ``factor`` > 1); the test data unchanged."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in tasks:
+        idx = np.resize(rng.permutation(len(t.y_train)), max(1, round(factor * len(t.y_train))))
+        out.append(dataclasses.replace(t, X_train=t.X_train[idx], y_train=t.y_train[idx]))
+    return out
+
+
+def _clients_sweep(sizes: tuple[int, ...], cfg: dict, n_tasks: int, seed: int, progress) -> dict[str, Any] | None:
+    """CPU time (process clock) of one CAN run and one server-GR run, taking turns, for every number of clients K in
+    ``sizes``, the stream resized to K / 5 of the digits so that the samples per client stay fixed; the log-log
+    slopes in K.  Both run the same FedAvg rounds (O(K) local work) and the same generator-step budget (O(1));
+    CAN adds each client's forgetting probe (O(K)) and class statistics on the teachers."""
+    if not sizes:
+        return None
+    tasks = digits_tasks(n_tasks, order_seed=seed, seed=seed)
+    rows = []
+    for k in sizes:
+        stream = _resized(tasks, k / N_CLIENTS, seed)
+        fns = {m: lambda m=m, s=stream, k=k: run_fcl(s, m, n_clients=k, alpha=ALPHA, seed=seed, **cfg) for m in TIMED}
+        sec = {m: v[0] for m, v in interleaved_seconds(fns, repeats=1, warmup=0, clock=time.process_time).items()}
+        rows.append({"n_clients": k, "train_samples_per_task": int(np.mean([len(t.y_train) for t in stream])),
+                     **{f"{m}_seconds": sec[m] for m in TIMED},
+                     "can_over_server_gr_time": sec["can"] / sec["server_gr"]})
+        progress.step(f"cost sweep: K = {k}")
+    ks = [r["n_clients"] for r in rows]
+    return {"rows": rows, "clock": "process_time", "seed": seed,
+            "time_slope_in_clients": {m: loglog_slope(ks, [r[f"{m}_seconds"] for r in rows]) for m in TIMED}}
 
 
 def _oracle(tasks, seed: int) -> LogisticRegression:
@@ -263,6 +311,39 @@ def _claim_cpu_time(cpu_ratio: float) -> Claim:
     return Claim("A CAN run costs at most 1.5x the CPU time of a server-GR run (synthesis split over teachers)",
                  criterion="median CPU time(CAN run) / median CPU time(server-GR run) <= 1.5, process clock",
                  measured=cpu_ratio, baseline=1.0, holds=bool(cpu_ratio <= 1.5), paper=None)
+
+
+def _claim_cpu_sweep(sweep: dict[str, Any]) -> Claim:
+    ratios = {r["n_clients"]: r["can_over_server_gr_time"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_clients"]
+    return Claim(CLAIM_CPU_SWEEP,
+                 criterion="process CPU time of one run each, taking turns, one sweep: CAN / server GR <= 1.5 at every "
+                           "K in {2, 5, 10, 20}, and the fitted log-log slopes in K within 0.25 of each other (both "
+                           "O(K) local work plus the same O(1) generator budget)",
+                 measured={"ratio_by_clients": ratios, "slope_can": slopes["can"]},
+                 baseline={"slope_server_gr": slopes["server_gr"]},
+                 holds=bool(max(ratios.values()) <= 1.5 and abs(slopes["can"] - slopes["server_gr"]) <= 0.25),
+                 paper=None)
+
+
+def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_clients"]
+    ks = [r["n_clients"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style in (("server_gr", "-o"), ("can", "--s")):
+        axes[0].loglog(ks, [r[f"{key}_seconds"] for r in rows], style,
+                       label=f"{METHOD_LABELS[key]}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="clients K (samples per client fixed)", ylabel="process CPU time per run [s]",
+                title="FCL run cost against the number of clients")
+    axes[1].semilogx(ks, [r["can_over_server_gr_time"] for r in rows], "-o", color="C2")
+    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
+    axes[1].set(xlabel="clients K", ylabel="CAN / server GR CPU time", title="relative cost", ylim=(0, None))
+    for ax in axes:
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "cost_vs_clients")
 
 
 def _figure(run: Run, curves, q, n_tasks: int, B: int) -> str:

@@ -6,7 +6,8 @@ A. Representation view on digits (8x8, 1437/360 split, pixels in [0, 1]): a clea
    clean and PGD-20 robust test accuracy of F against g alone, and the extra parameter count.
 B. CGRO in real adversarial training on digits: PGD-10 (ℓ∞, ε = 0.1, α = ε/4) adversarial training of an
    MLP 64-256-256-10 with Adam 1e-3 for 60 epochs, against standard training and FGSM training with the same
-   loop; robust accuracies by PGD-20.  The cost of a PGD-10 epoch against a clean epoch (ratio of medians).
+   loop; robust accuracies by PGD-20.  The cost of a PGD-10 epoch against a clean epoch (ratio of medians);
+   at full scale also against the hidden width w of an MLP 64-w-w-10 (log-log slopes).
 C. Training dynamics on the signal/noise patch data (``icml25.data.patch_data``; d = 200, P = 2, α = 1,
    σ = 4, N = 64, 2000 test points): a two-layer cubic CNN (m = 32 filters per class) trained by full-batch
    gradient descent on the adversarial logistic loss (ℓ2 PGD-10, radius δ = 0.7); Φ_t, Ψ_t and accuracies
@@ -17,6 +18,8 @@ D. Capacity: the run of C with m ∈ {4, 16, 64} filters per class.
 from __future__ import annotations
 
 import statistics
+import time
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,8 +28,9 @@ import torch
 from icml25.data.patch_data import make_patch_data, random_feature
 from icml25.data.tensors import digits_tensors
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.learning_theory.attacks import adversarial_train, clean_accuracy, robust_accuracy
 from icml25.learning_theory.cgro import DynamicsTracker, RobustMemorizer, TwoLayerPatchCNN, separation
 from icml25.utils.nn import make_mlp, train_classifier
@@ -34,6 +38,8 @@ from icml25.utils.nn import make_mlp, train_classifier
 CLAIM_GAP = "digits: PGD adversarial training shows a robust generalization gap >= 25 points"
 CLAIM_STAGE_ORDER = "patch data: Phi reaches 90 % of its final value before Psi reaches 50 % of its final value"
 CLAIM_STAGE_GROWTH = "patch data: final Psi >= 3x its value at the end of stage I"
+CLAIM_EPOCH_SWEEP = ("a PGD-10 epoch stays within 12 clean epochs as the MLP widens, both growing alike "
+                     "(64-w-w-10, w = 64..2048)")
 
 PAPER = Paper(
     id="cgro",
@@ -152,6 +158,7 @@ def reproduce(run: Run) -> Result:
     n_large = run.pick(smoke=128, quick=1024, full=1024)
     widths = (4, 16, 64)
     seeds = run.pick(smoke=run.seeds[:1], quick=run.seeds, full=run.seeds)  # smoke proves the pipeline only
+    sweep_widths = run.pick(smoke=(8, 16), quick=(), full=(64, 128, 256, 512, 1024, 2048))
 
     # 2. Experiments A-D per seed.
     per_seed = []
@@ -166,6 +173,8 @@ def reproduce(run: Run) -> Result:
         capacity = {m: _patch_run(seed, 64, m, steps, n_test, track=False) for m in widths}
         per_seed.append({"seed": seed, "memorization": memo, "adversarial_training": at, "patch": main,
                          "patch_large_n": large, "capacity": {str(m): v for m, v in capacity.items()}})
+    run.progress(1.0, "epoch cost against the MLP width")
+    sweep = _epoch_sweep(sweep_widths, run.pick(smoke=1, quick=1, full=5), seeds[0])
     run.progress(1.0, "claims")
     memo = [s["memorization"] for s in per_seed]
     final = {attack: [_final(s["adversarial_training"][attack]) for s in per_seed]
@@ -191,13 +200,44 @@ def reproduce(run: Run) -> Result:
         _claim_capacity(cap, widths),
         _claim_epoch_cost(epoch_ratio),
     ]
+    if run.scale == "full":
+        claims.append(_claim_epoch_sweep(sweep))
 
     # 4. Figures and metrics.
     figures = [_figure_memorization(run, per_seed), _figure_dynamics(run, per_seed, widths)]
+    if sweep is not None:
+        figures.append(_figure_epoch_sweep(run, sweep))
     metrics = {"per_seed": per_seed,
                "summary": _summary_metrics(memo, final, main, large, cap, widths, epoch_ratio),
+               "epoch_time_sweep": sweep,
                "config": {"digits_eps": DIGITS_EPS, "patch": PATCH, "patch_steps": steps, "n_large": n_large}}
     return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _epoch_sweep(widths: tuple[int, ...], repeats: int, seed: int) -> dict[str, Any] | None:
+    """One PGD-10 epoch against one clean epoch (the same ``adversarial_train`` loop, batch 64, digits) of an MLP
+    64-w-w-10 for every ``w`` in ``widths``: thread CPU time on one thread, medians of interleaved repeats, and the
+    log-log slopes in ``w``.  Both epochs cost O(n (64 w + w^2 + 10 w)) multiply-adds, the PGD epoch (steps + 1)
+    forward/backward passes per batch against one."""
+    if not widths:
+        return None
+    data = digits_tensors(test_size=0.2, seed=seed)
+    rows = []
+    with single_thread():
+        for w in widths:
+            models = {a: make_mlp([64, w, w, 10], seed=seed) for a in ("pgd", "none")}
+
+            def epoch(attack: str, models: dict = models) -> None:
+                adversarial_train(models[attack], data.X_train, data.y_train, eps=DIGITS_EPS, epochs=1,
+                                  attack=attack, steps=10, batch_size=64, lr=1e-3, seed=seed)
+
+            sec = interleaved_seconds({a: lambda a=a: epoch(a) for a in models}, repeats, warmup=1,
+                                      clock=time.thread_time)
+            pgd, clean = float(np.median(sec["pgd"])), float(np.median(sec["none"]))
+            rows.append({"width": w, "pgd_seconds": pgd, "clean_seconds": clean, "pgd_over_clean_time": pgd / clean})
+    ws = [r["width"] for r in rows]
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats, "seed": seed,
+            "time_slope_in_width": {k: loglog_slope(ws, [r[f"{k}_seconds"] for r in rows]) for k in ("pgd", "clean")}}
 
 
 def _final(history: dict) -> dict[str, float]:
@@ -366,6 +406,21 @@ def _claim_epoch_cost(epoch_ratio: float) -> Claim:
     )
 
 
+def _claim_epoch_sweep(sweep: dict[str, Any]) -> Claim:
+    ratios = {r["width"]: r["pgd_over_clean_time"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_width"]
+    return Claim(
+        text=CLAIM_EPOCH_SWEEP,
+        criterion="thread CPU time, medians of interleaved repeats: PGD-10 epoch / clean epoch <= 12 at every width, "
+                  "and the fitted log-log slopes in w within 0.25 of each other (the same O(w^2) network, 11 passes "
+                  "against 1)",
+        paper=None,
+        measured={"ratio_by_width": ratios, "slope_pgd": slopes["pgd"]},
+        baseline={"slope_clean": slopes["clean"]},
+        holds=bool(max(ratios.values()) <= 12 and abs(slopes["pgd"] - slopes["clean"]) <= 0.25),
+    )
+
+
 def _summary_metrics(memo, final, main, large, cap, widths, epoch_ratio) -> dict:
     return {
         "params_per_ND": _params_per_nd(memo),
@@ -435,3 +490,20 @@ def _figure_dynamics(run: Run, per_seed: list[dict], widths: tuple[int, ...]) ->
     axes[2].set_title("capacity (N = 64) and more data (m = 32)")
     axes[2].legend(fontsize=8)
     return run.savefig(fig, "dynamics")
+
+
+def _figure_epoch_sweep(run: Run, sweep: dict[str, Any]) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_width"]
+    ws = [r["width"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("clean", "-o", "clean epoch"), ("pgd", "--s", "PGD-10 epoch")):
+        axes[0].loglog(ws, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="hidden width w (MLP 64-w-w-10)", ylabel="thread CPU time per epoch [s]",
+                title="epoch cost against width (digits, batch 64)")
+    axes[1].semilogx(ws, [r["pgd_over_clean_time"] for r in rows], "-o", color="C2")
+    axes[1].axhline(12, color="k", ls="--", lw=0.8, label="12x (the claim)")
+    axes[1].set(xlabel="hidden width w", ylabel="PGD-10 epoch / clean epoch", title="relative cost", ylim=(0, None))
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "epoch_cost_vs_width")

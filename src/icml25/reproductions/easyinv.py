@@ -12,14 +12,17 @@ B. learned: a small ε-prediction MLP trained here on the 8x8 digits in [-1, 1];
    validation points, its test MSE compared with DDIM's; the default window's penalty is reported;
 2. better than DDIM when precision is limited (bed A, default window 0.05 / 0.2, N = 20 and 50; bed B reported);
 3. about 3x faster than the iterative methods: network calls and wall-clock of fixed-point iteration and
-   ReNoise (3 iterations each) against EasyInv;
+   ReNoise (3 iterations each) against EasyInv; at full scale also thread CPU time against the number of
+   inversion steps N (log-log slopes);
 4. plug-in: the EasyInv hook on fixed-point inversion keeps its calls and its error.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -41,7 +44,8 @@ from icml25.diffusion import (
     train_denoiser,
 )
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 
 CLAIM_PAR = "on par with DDIM inversion for an accurate model: best window's error <= 1.05 x DDIM"
@@ -49,6 +53,8 @@ CLAIM_PRECISION = "better than DDIM inversion under limited precision: error <= 
 CLAIM_LEARNED = "learned digits bed under limited precision (bfloat16, under-trained): PSNR >= DDIM's - 0.3 dB"
 CLAIM_CALLS = "EasyInv costs exactly N network calls, the iterative methods >= 2.5 x as many"
 CLAIM_SPEED = "EasyInv is >= 2.5x faster than fixed-point and ReNoise inversion in wall-clock"
+CLAIM_SPEED_SWEEP = ("EasyInv stays >= 2.5x faster than fixed-point and ReNoise inversion at every number of steps "
+                     "N = 10..200, all three growing alike")
 CLAIM_PLUGIN = "plug-in: the EasyInv hook on fixed-point inversion keeps its calls and is within 5 % of its error"
 
 PAPER = Paper(
@@ -81,6 +87,8 @@ class Sizes:
     val_points: int    # validation points for the window choice
     train_steps: int   # bed B
     timing_repeats: int
+    sweep_steps: tuple[int, ...] = ()  # numbers of inversion steps of the cost sweep (none: no sweep)
+    sweep_points: int = 0              # the first test points, inverted in the cost sweep
 
 
 def _mse(model, x0, n_steps, hook=None, invert=ddim_invert, dtype=None, **kw) -> float:
@@ -117,7 +125,7 @@ def _analytic(seed: int, sz: Sizes) -> dict:
                  "easyinv": precision[f"sigma={SIGMAS[0]},N=50"]["easyinv"],
                  "ddim": precision[f"sigma={SIGMAS[0]},N=50"]["ddim"]}
     return {"validation": val, "par": par, "precision": precision, "iterative_mse": iterative,
-            **_cost(exact, x_test, sz)}
+            **_cost(exact, x_test, sz), "time_sweep": _steps_sweep(exact, x_test[:sz.sweep_points], sz)}
 
 
 def _cost(model, x0, sz: Sizes) -> dict:
@@ -130,6 +138,29 @@ def _cost(model, x0, sz: Sizes) -> dict:
     nfe = {k: fn()[1].nfe for k, fn in methods.items()}
     seconds = interleaved_seconds(methods, repeats=sz.timing_repeats, warmup=1)
     return {"nfe": nfe, "seconds": {k: float(np.median(v)) for k, v in seconds.items()}}
+
+
+def _steps_sweep(model, x0, sz: Sizes) -> dict[str, Any] | None:
+    """EasyInv against fixed-point and ReNoise inversion of ``x0`` for every number of steps in ``sz.sweep_steps``:
+    thread CPU time on one thread, medians of ``sz.timing_repeats`` interleaved repeats, and the log-log slopes in N.
+    EasyInv makes N network calls, the iterative methods N (1 + 3) (three refinements per step), all O(N) in the
+    latent's size."""
+    if not sz.sweep_steps:
+        return None
+    rows = []
+    with single_thread():
+        for n in sz.sweep_steps:
+            methods = {"easyinv": lambda n=n: ddim_invert(model, x0, ABAR, n, hook=EasyInvHook()),
+                       "fixed_point": lambda n=n: fixed_point_invert(model, x0, ABAR, n),
+                       "renoise": lambda n=n: renoise_invert(model, x0, ABAR, n)}
+            sec = {k: float(np.median(v)) for k, v in interleaved_seconds(methods, repeats=sz.timing_repeats, warmup=1,
+                                                                           clock=time.thread_time).items()}
+            rows.append({"n_steps": n, **{f"{k}_seconds": v for k, v in sec.items()},
+                         **{f"{k}_over_easyinv_time": sec[k] / sec["easyinv"] for k in ("fixed_point", "renoise")}})
+    steps = [r["n_steps"] for r in rows]
+    return {"rows": rows, "clock": "thread_time",
+            "time_slope_in_steps": {k: loglog_slope(steps, [r[f"{k}_seconds"] for r in rows])
+                                    for k in ("easyinv", "fixed_point", "renoise")}}
 
 
 def _learned(seed: int, sz: Sizes) -> dict:
@@ -156,7 +187,8 @@ def _learned(seed: int, sz: Sizes) -> dict:
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(32, 32, 30, 1), quick=Sizes(300, 200, 3000, 3), full=Sizes(1000, 500, 20_000, 7))
+    sz = run.pick(smoke=Sizes(32, 32, 30, 1, (5, 10), 8), quick=Sizes(300, 200, 3000, 3),
+                  full=Sizes(1000, 500, 20_000, 7, (10, 20, 50, 100, 200), 250))
     per_seed = []
     for i, seed in enumerate(run.seeds):
         run.progress(i / len(run.seeds), f"seed {seed}: analytic bed")
@@ -165,7 +197,11 @@ def reproduce(run: Run) -> Result:
         per_seed.append({"seed": seed, "analytic": analytic, "learned": _learned(seed, sz)})
     claims = [_claim_par(per_seed), _claim_precision(per_seed), _claim_learned(per_seed), _claim_calls(per_seed),
               _claim_speed(per_seed), _claim_plugin(per_seed)]
+    if run.scale == "full":
+        claims.append(_claim_speed_sweep(per_seed))
     figures = [_error_figure(run, per_seed), _images_figure(run, per_seed[0]["learned"])]
+    if sz.sweep_steps:
+        figures.append(_sweep_figure(run, per_seed))
     return Result(metrics=_metrics(per_seed), claims=claims, figures=figures)
 
 
@@ -249,6 +285,27 @@ def _claim_speed(per_seed: list[dict]) -> Claim:
     )
 
 
+def _claim_speed_sweep(per_seed: list[dict]) -> Claim:
+    sweeps = [s["analytic"]["time_sweep"] for s in per_seed]
+    ratios = {k: {r["n_steps"]: summary([sw["rows"][i][f"{k}_over_easyinv_time"] for sw in sweeps])
+                  for i, r in enumerate(sweeps[0]["rows"])} for k in ("fixed_point", "renoise")}
+    slopes = {k: summary([sw["time_slope_in_steps"][k] for sw in sweeps])
+              for k in ("easyinv", "fixed_point", "renoise")}
+    lowest = min(min(v["values"]) for by_n in ratios.values() for v in by_n.values())
+    gap = max(abs(slopes[k]["mean"] - slopes["easyinv"]["mean"]) for k in ("fixed_point", "renoise"))
+    return Claim(
+        text=CLAIM_SPEED_SWEEP,
+        criterion="analytic bed, thread CPU time, medians of interleaved repeats, one sweep per seed: fixed point / "
+                  "EasyInv and ReNoise / EasyInv >= 2.5 at every N in {10, 20, 50, 100, 200} on every seed, and the "
+                  "mean fitted log-log slopes in N of both within 0.25 of EasyInv's (all O(N): 4N against N calls)",
+        paper="about 3x faster than iterative optimisation (abstract)",
+        measured={"ratio_by_steps": ratios, "lowest_ratio": lowest, "slope_fixed_point": slopes["fixed_point"],
+                  "slope_renoise": slopes["renoise"]},
+        baseline={"slope_easyinv": slopes["easyinv"]},
+        holds=bool(lowest >= 2.5 and gap <= 0.25),
+    )
+
+
 def _claim_plugin(per_seed: list[dict]) -> Claim:
     ratio = _ratios(per_seed, lambda a: a["iterative_mse"]["fixed_point+easyinv"] / a["iterative_mse"]["fixed_point"])
     nfe = per_seed[0]["analytic"]["nfe"]
@@ -282,6 +339,30 @@ def _error_figure(run: Run, per_seed: list[dict]) -> str:
     ax[1].set(ylabel="wall-clock / EasyInv", title="Cost of a 50-step inversion")
     ax[1].tick_params(axis="x", rotation=20)
     return run.savefig(fig, "errors_and_cost")
+
+
+def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
+    sweeps = [s["analytic"]["time_sweep"] for s in per_seed]
+    steps = [r["n_steps"] for r in sweeps[0]["rows"]]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("easyinv", "-o", "EasyInv"), ("fixed_point", "--s", "fixed point"),
+                              ("renoise", ":^", "ReNoise")):
+        sec = np.array([[r[f"{key}_seconds"] for r in sw["rows"]] for sw in sweeps])
+        slope = np.mean([sw["time_slope_in_steps"][key] for sw in sweeps])
+        axes[0].loglog(steps, np.median(sec, axis=0), style, label=f"{label}: slope {slope:.2f}")
+        if key != "easyinv":
+            ratio = np.array([[r[f"{key}_over_easyinv_time"] for r in sw["rows"]] for sw in sweeps])
+            axes[1].errorbar(steps, ratio.mean(0), yerr=ratio.std(0), fmt=style, capsize=3, label=f"{label} / EasyInv")
+    axes[0].set(xlabel="inversion steps N", ylabel="thread CPU time [s] (median over seeds)",
+                title="Inversion cost against N (analytic bed)")
+    axes[1].set_xscale("log")
+    axes[1].axhline(2.5, color="k", ls="--", lw=0.8, label="2.5x (the claim)")
+    axes[1].set(xlabel="inversion steps N", ylabel="time / EasyInv (mean ± sd over seeds)", title="relative cost",
+                ylim=(0, None))
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "cost_vs_steps")
 
 
 def _images_figure(run: Run, learned: dict) -> str:
