@@ -13,7 +13,9 @@ random obstacle layouts and a PD controller behind a safety QP.  Per seed:
 2. 30 random layouts, each run in lockstep with common random numbers under the mCBF, the
    noise-blind CBF (raw measurements, no margin), the worst-case robust CBF (margin
    ``L max delta_v``) and no filter, all on the weighted scale-1 model, and the mCBF and the
-   noise-blind CBF at noise scales 0.5, 1, 2, 4.
+   noise-blind CBF at noise scales 0.5, 1, 2, 4;
+3. (full scale) the filter cost against the number of QP constraints: both filters on 30 states with
+   n = 3..96 random obstacles, all of them in the QP (``k_nearest = n``), log-log slopes in n.
 
 Claims pool the episodes of all seeds (90 at quick scale) or average the seeds' errors.
 """
@@ -38,9 +40,9 @@ from icml25.control.fiber_bundle_dynamics import (
     vector_field_error,
 )
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
-from icml25.harness.timing import median_seconds
+from icml25.harness.timing import interleaved_seconds, median_seconds
 
 CLAIM_SAFE = "mCBF keeps constraints under local noisy sensing (zero-violation episodes, CSR) vs the noise-blind CBF"
 CLAIM_ADAPTIVE = "adaptive margins are less conservative than the worst-case robust CBF at equal safety"
@@ -48,6 +50,8 @@ CLAIM_WEIGHTED = "uncertainty-weighted Neural ODE: vector-field error <= 0.8 x u
 CLAIM_SCALING = "weighted error grows with the noise scale, at most 4x from scale 0.5 to 2"
 CLAIM_DEGRADE = "graceful degradation: mCBF violation rate <= noise-blind at every noise scale, <= 0.1 at scale 2"
 CLAIM_COST = "mCBF filter adds at most 2x per-step cost over the noise-blind CBF"
+CLAIM_COST_SWEEP = ("mCBF filter cost has the order of the noise-blind filter's in the number of QP constraints "
+                    "(3..96 obstacles, all in the QP)")
 DRIFT = "drifting noise (our added noise model)"
 WHITE = "white noise"
 
@@ -127,6 +131,34 @@ def _filter_cost(seed: int, repeats: int) -> dict:
     return out
 
 
+def _cost_sweep(seed: int, sizes: tuple[int, ...], repeats: int) -> dict | None:
+    """Thread CPU time of one batched filter call (30 states, ``n`` random obstacles, all ``n`` in the QP) for the
+    mCBF and the noise-blind CBF, medians of interleaved repeats, and the log-log slopes in ``n``.
+
+    Both filters build the same ``n + 4``-constraint QP; the vertex enumeration of ``solve_qp_2d`` checks
+    O(n^2) candidates against n constraints (O(n^3), O(n^2) while the constant terms dominate); the mCBF adds
+    one O(n) Lipschitz margin ``L_i delta_v`` to the offsets.  Same order, a ratio that tends to 1.
+    """
+    if not sizes:
+        return None
+    rng = np.random.default_rng([seed, 5])
+    x = np.concatenate([rng.uniform(0, 2, (30, 2)), rng.uniform(-1, 1, (30, 2))], axis=1)
+    parts = (np.concatenate([x[:, 2:], -0.4 * x[:, 2:]], axis=1), np.zeros((30, 4, 2)))
+    parts[1][:, 2, 0] = parts[1][:, 3, 1] = 1.0
+    delta_v, u_nom = LocalSensorModel().radius(x[:, :2]), np.ones((30, 2))
+    rows = []
+    for n in sizes:
+        obs, rad = rng.uniform(0.2, 1.8, (30, n, 2)), rng.uniform(0.05, 0.15, (30, n))
+        cbfs = {mode: MeasurementAwareCBF(obs, rad, mode=mode, k_nearest=n) for mode in ("adaptive", "blind")}
+        fns = {mode: lambda cbf=cbf: cbf.filter(x, u_nom, lambda _: parts, delta_v, 2.0) for mode, cbf in cbfs.items()}
+        sec = {k: float(np.median(v)) for k, v in interleaved_seconds(fns, repeats, clock=time.thread_time).items()}
+        rows.append({"n_obstacles": n, "n_constraints": n + 4, "mcbf_seconds": sec["adaptive"],
+                     "blind_seconds": sec["blind"], "mcbf_over_blind_time_ratio": sec["adaptive"] / sec["blind"]})
+    ns = [r["n_obstacles"] for r in rows]
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats,
+            "time_slope_in_n": {k: loglog_slope(ns, [r[f"{k}_seconds"] for r in rows]) for k in ("mcbf", "blind")}}
+
+
 def _pooled(per_seed: list[dict], key: str) -> np.ndarray:
     return np.concatenate([np.asarray(r["episodes"][key], dtype=float) for r in per_seed])
 
@@ -138,7 +170,8 @@ def reproduce(run: Run) -> Result:
         quick=dict(n_traj=40, steps=200, lr=5e-3, batch=256, n_test=2000, episodes=30, horizon_s=15.0, repeats=50),
         full=dict(n_traj=40, steps=1500, lr=1e-3, batch=512, n_test=2000, episodes=100, horizon_s=15.0, repeats=200),
     )
-    learn, costs, example = [], [], None
+    sweep_sizes = run.pick(smoke=(3, 6), quick=(), full=(3, 6, 12, 24, 48, 96))
+    learn, costs, sweeps, example = [], [], [], None
     control = {f"{noise}/{m}@{s:g}": [] for noise, groups in GROUPS.items() for m, s in groups}
     with single_thread():  # tiny MLPs: one thread is fastest, at every scale
         for i, seed in enumerate(run.seeds):
@@ -147,6 +180,7 @@ def reproduce(run: Run) -> Result:
             run.progress((i + 0.6) / len(run.seeds), f"seed {seed}: models fitted")
             example = _episodes(seed, size, model, eps_f, control, example, record=i == 0)
             costs.append(_filter_cost(seed, size["repeats"]))
+            sweeps.append(_cost_sweep(seed, sweep_sizes, run.pick(smoke=2, quick=1, full=15)))
             run.progress((i + 1) / len(run.seeds), f"seed {seed}: episodes done")
 
     err = {k: float(np.mean([s["vf_error"][k] for s in learn])) for k in learn[0]["vf_error"]}
@@ -158,8 +192,14 @@ def reproduce(run: Run) -> Result:
         claims += [_claim_safe(control, noise, label), _claim_adaptive(control, noise, label)]
     claims += [_claim_weighted(err, learn), _claim_scaling(err), _claim_degrade(rates), _claim_cost(ratio)]
     metrics = _metrics(control, rates, err, learn, costs, ratio)
-    return Result(metrics=metrics, claims=claims, figures=[_figure(run, example, metrics["control"], rates, learn,
-                                                                   err)])
+    figures = [_figure(run, example, metrics["control"], rates, learn, err)]
+    if sweep_sizes:
+        sweep = _sweep_summary(sweeps)
+        metrics["filter_cost_sweep"] = sweep
+        if run.scale == "full":
+            claims.append(_claim_cost_sweep(sweep))
+        figures.append(_sweep_figure(run, sweep))
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 def _episodes(seed: int, size: dict, model: NeuralODEDynamics, eps_f: float, control: dict, example: dict | None,
@@ -260,6 +300,31 @@ def _claim_cost(ratio: float) -> Claim:
                  measured=ratio, baseline=1.0, holds=bool(ratio <= 2.0), paper=None, kind="finding")
 
 
+def _sweep_summary(sweeps: list[dict]) -> dict:
+    """Per size the median over seeds of each filter's seconds and of the ratio; the slopes per seed and their
+    median."""
+    rows = [{"n_obstacles": r0["n_obstacles"], "n_constraints": r0["n_constraints"]}
+            | {key: float(np.median([s["rows"][i][key] for s in sweeps]))
+               for key in ("mcbf_seconds", "blind_seconds", "mcbf_over_blind_time_ratio")}
+            for i, r0 in enumerate(sweeps[0]["rows"])]
+    slopes = {k: summary([s["time_slope_in_n"][k] for s in sweeps]) for k in ("mcbf", "blind")}
+    return {"rows": rows, "per_seed": sweeps, "clock": "thread_time", "time_slope_in_n": slopes,
+            "median_time_slope": {k: float(np.median(v["values"])) for k, v in slopes.items()}}
+
+
+def _claim_cost_sweep(sweep: dict) -> Claim:
+    ratios = {r["n_obstacles"]: r["mcbf_over_blind_time_ratio"] for r in sweep["rows"]}
+    slope = sweep["median_time_slope"]
+    return Claim(text=CLAIM_COST_SWEEP,
+                 criterion="thread CPU time, medians of interleaved repeats, median over seeds: "
+                           "t(mCBF) / t(noise-blind) <= 2 at every size, and median fitted log-log slopes in n within "
+                           "0.25 of each other (the same QP; the margin adds O(n))",
+                 measured={"ratio_by_n": ratios, "slope_mcbf": sweep["time_slope_in_n"]["mcbf"]},
+                 baseline={"slope_blind": sweep["time_slope_in_n"]["blind"]},
+                 holds=bool(max(ratios.values()) <= 2.0 and abs(slope["mcbf"] - slope["blind"]) <= 0.25),
+                 paper=None, kind="finding")
+
+
 def _metrics(control: dict, rates: dict, err: dict, learn: list[dict], costs: list[dict], ratio: float) -> dict:
     table = {}
     for key, per_seed in control.items():
@@ -337,3 +402,29 @@ def _figure(run: Run, example: dict, summary: dict, rates: dict, learn: list[dic
     ax.legend(fontsize=8)
     fig.tight_layout()
     return run.savefig(fig, "fiber_bundle_dynamics")
+
+
+def _sweep_figure(run: Run, sweep: dict) -> str:
+    """Left: filter cost against the number of obstacles (log-log, fitted slopes); right: the ratio with the 2x line."""
+    rows, slope = sweep["rows"], sweep["median_time_slope"]
+    ns = [r["n_obstacles"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("blind", "-o", "noise-blind CBF"), ("mcbf", "--s", "mCBF")):
+        for s in sweep["per_seed"]:
+            axes[0].loglog(ns, [r[f"{key}_seconds"] for r in s["rows"]], style[1:], alpha=0.25,
+                           color="tab:orange" if key == "blind" else "tab:blue")
+        axes[0].loglog(ns, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slope[key]:.2f}",
+                       color="tab:orange" if key == "blind" else "tab:blue")
+    axes[0].set(xlabel="obstacles n (QP constraints n + 4), 30 states per call", ylabel="thread CPU time [s]",
+                title="safety-filter cost against size (median over seeds)")
+    for s in sweep["per_seed"]:
+        axes[1].semilogx(ns, [r["mcbf_over_blind_time_ratio"] for r in s["rows"]], "o", alpha=0.3, color="C2")
+    axes[1].semilogx(ns, [r["mcbf_over_blind_time_ratio"] for r in rows], "-o", color="C2", label="median over seeds")
+    axes[1].axhline(2.0, color="k", ls="--", lw=0.8, label="2x (the claim)")
+    axes[1].set(xlabel="obstacles n", ylabel="mCBF / noise-blind time", title="relative cost", ylim=(0, 2.5))
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = run.savefig(fig, "filter_cost_vs_size")
+    plt.close(fig)
+    return name
