@@ -377,6 +377,8 @@ def _sweep_figure(run: Run, sweep: dict) -> str:
     axes[1].set(xlabel="dictionary size d_sae", ylabel="Matryoshka / BatchTopK step time", title="relative cost",
                 ylim=(0, 2))
     for ax in axes:
+        ax.set_xticks(sizes, [str(s) for s in sizes])
+        ax.minorticks_off()
         ax.legend(fontsize=8)
     fig.tight_layout()
     name = run.savefig(fig, "step_cost_vs_size")
