@@ -9,7 +9,8 @@ github.com/hggforget/PIGDreamer). Guide, results and calibration notes: docs/pap
    data with and without L_align; ridge / logistic probes on the naive posterior state for privileged hazard
    features (R^2) and for "cost within 5 steps" (AUROC);
 3. (full) PIGDreamer against the SafeDreamer-style agent (and PIG-NoRep) in return at a cost budget;
-4. time per update against the SafeDreamer-style agent, timed in turns on the same batch.
+4. time per update against the SafeDreamer-style agent, timed in turns on the same batch;
+5. (full) the same timing swept over the world model's width, with log-log slopes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
+from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.rl import (
     AsymWorldModel,
@@ -44,6 +46,7 @@ CLAIM_THEOREM = "Theorem 3.3's direction: the state-aware optimum is >= the best
 CLAIM_ALIGN = "privileged representation alignment distils privileged information into the naive latent"
 CLAIM_RETURN = "PIGDreamer beats the unprivileged safe world-model agent in return at equal or lower cost"
 CLAIM_SPEED = "PIGDreamer costs <= 1.5 x the unprivileged agent's time per update"
+CLAIM_SWEEP = "PIGDreamer's overhead per update is a constant factor <= 1.5 x across world-model widths"
 
 PAPER = Paper(
     id="pigdreamer",
@@ -59,6 +62,8 @@ PAPER = Paper(
                      "L_align: R^2 gain 0.03 +- 0.03, AUROC gain -0.01 +- 0.02 (criterion 0.05 / 0.03)",
         CLAIM_SPEED: "on one CPU thread the privileged RSSM runs in series with the naive one (the paper's +28 % "
                      "is on a GPU): 1.50 +- 0.05 x, at the 1.5 x threshold",
+        CLAIM_SWEEP: "slopes in the width agree (0.92 vs 0.90) but the ratio rises to 1.52 at w = 512 and 1.55 at "
+                     "w = 1024 on one CPU thread (1.44-1.48 up to w = 256)",
     },
 )
 
@@ -81,6 +86,7 @@ class Sizes:
     probe_episodes: int     # held-out episodes for the probes
     timing_repeats: int     # claim 4: timed updates per agent
     agent_steps: int        # claim 3: env steps per agent (0: not run)
+    sweep_widths: tuple[int, ...] = ()  # claim 5: world-model widths (deter = hidden) of the cost sweep (): not run
 
 
 # ---------------------------------------------------------------- claim 1: tabular ACPOMDP
@@ -319,6 +325,54 @@ def _update_seconds(seed: int, sz: Sizes) -> dict:
     return {v: float(np.median(t)) for v, t in seconds.items()}
 
 
+def _width_sweep(seed: int, sz: Sizes) -> dict | None:
+    """Thread-CPU seconds per update of both agents at every width ``w`` (GRU ``deter = w``, MLPs ``hidden = w``,
+    8 x 8 latents, the same batch), medians of interleaved repeats, and the log-log slopes in ``w``. Every update is
+    a fixed number of ``w x w`` products per replayed and imagined token, O(B T (1 + H) w^2) for both agents (the
+    privileged RSSM, encoder, decoders and oracle head add a fixed number of them), so both slopes tend to 2 and the
+    ratio to a constant."""
+    if not sz.sweep_widths:
+        return None
+    env = PrivilegedHazardNav(seed=seed)
+    batch = _replay(_scripted_steps(env, 2000, np.random.default_rng(seed)), seed).sample(sz.batch, sz.seq_len)
+    rows = []
+    with single_thread():
+        for width in sz.sweep_widths:
+            model = {**MODEL, "deter": width, "hidden": width}
+            agents = {v: PIGDreamer(14, 2, env.priv_dim, cost_limit=COST_LIMIT, variant=v, **model,
+                                    batch_size=sz.batch, seq_len=sz.seq_len, model_lr=MODEL_LR, seed=seed)
+                      for v in ("pig", "unprivileged")}
+            seconds = interleaved_seconds({v: (lambda a=a: a.update(batch)) for v, a in agents.items()},
+                                          repeats=sz.timing_repeats, warmup=1, clock=time.thread_time)
+            pig, unpriv = float(np.median(seconds["pig"])), float(np.median(seconds["unprivileged"]))
+            rows.append({"width": width, "pig_seconds": pig, "unprivileged_seconds": unpriv,
+                         "time_ratio": pig / unpriv})
+    widths = [r["width"] for r in rows]
+    return {"rows": rows, "clock": "thread_time",
+            "time_slope_in_width": {v: loglog_slope(widths, [r[f"{v}_seconds"] for r in rows])
+                                    for v in ("pig", "unprivileged")}}
+
+
+def _claim_sweep(per_seed: list[dict]) -> Claim:
+    widths = [r["width"] for r in per_seed[0]["sweep"]["rows"]]
+    ratio = {w: summary([s["sweep"]["rows"][i]["time_ratio"] for s in per_seed]) for i, w in enumerate(widths)}
+    slopes = {v: summary([s["sweep"]["time_slope_in_width"][v] for s in per_seed]) for v in ("pig", "unprivileged")}
+    return Claim(
+        text=CLAIM_SWEEP,
+        criterion=f"widths {', '.join(map(str, widths))} (deter = hidden), one sweep per seed, thread-CPU medians of "
+                  "updates timed in turns on the same batch: PIGDreamer / unprivileged <= 1.5 at every width (mean "
+                  "over seeds), and the fitted log-log slopes in the width within 0.25 of each other (mean over seeds; "
+                  "both O(B T (1 + H) w^2): the privileged branch adds a constant factor)",
+        paper="+28 % training time over SafeDreamer (Scaffolder: +69 %)",
+        measured={"ratio_by_width": ratio, "slope_pig": slopes["pig"]},
+        baseline={"slope_unprivileged": slopes["unprivileged"],
+                  "unprivileged_seconds_by_width": {w: summary([s["sweep"]["rows"][i]["unprivileged_seconds"]
+                                                                for s in per_seed]) for i, w in enumerate(widths)}},
+        holds=bool(max(r["mean"] for r in ratio.values()) <= 1.5
+                   and abs(slopes["pig"]["mean"] - slopes["unprivileged"]["mean"]) <= 0.25),
+    )
+
+
 def _agents(seed: int, sz: Sizes) -> dict:
     out = {}
     for variant in AGENTS:
@@ -365,9 +419,9 @@ def _claim_speed(per_seed: list[dict]) -> Claim:
 
 
 def reproduce(run: Run) -> Result:
-    sz = run.pick(smoke=Sizes(500, 1, 1500, 5, 4, 8, 4, 1, 0),
+    sz = run.pick(smoke=Sizes(500, 1, 1500, 5, 4, 8, 4, 1, 0, (8, 16)),
                   quick=Sizes(5000, 5, 12_000, 200, 16, 16, 30, 3, 0),
-                  full=Sizes(5000, 5, 20_000, 400, 16, 16, 40, 5, 5000))
+                  full=Sizes(5000, 5, 20_000, 400, 16, 16, 40, 5, 5000, (32, 64, 128, 256, 512, 1024)))
     per_seed = []
     for i, seed in enumerate(run.seeds):
         run.progress(i / len(run.seeds), f"seed {seed}: tabular corridor")
@@ -378,6 +432,9 @@ def reproduce(run: Run) -> Result:
         run.progress((i + 0.3) / len(run.seeds), f"seed {seed}: world models with and without alignment")
         record["align"] = _alignment(seed, sz)
         record["seconds"] = _update_seconds(seed, sz)
+        if sz.sweep_widths:
+            run.progress((i + 0.5) / len(run.seeds), f"seed {seed}: cost sweep over the width")
+            record["sweep"] = _width_sweep(seed, sz)
         if sz.agent_steps:
             run.progress((i + 0.6) / len(run.seeds), f"seed {seed}: agents")
             record["agents"] = _agents(seed, sz)
@@ -385,7 +442,11 @@ def reproduce(run: Run) -> Result:
     claims = [_claim_critic(per_seed), _claim_theorem(per_seed), _claim_align(per_seed), _claim_speed(per_seed)]
     if sz.agent_steps:
         claims.append(_claim_return(per_seed))
+    if sz.sweep_widths:
+        claims.append(_claim_sweep(per_seed))
     figures = [_figure(run, per_seed)]
+    if sz.sweep_widths:
+        figures.append(_sweep_figure(run, per_seed))
     return Result(metrics={"per_seed": per_seed}, claims=claims, figures=figures)
 
 
@@ -418,3 +479,25 @@ def _figure(run: Run, per_seed: list[dict]) -> str:
         ax[2].legend(fontsize=7)
     fig.suptitle("PIGDreamer (arXiv:2508.02159): asymmetric critic and privileged alignment")
     return run.savefig(fig, "pigdreamer")
+
+
+def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
+    widths = [r["width"] for r in per_seed[0]["sweep"]["rows"]]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for variant, style, label in (("unprivileged", "-o", "unprivileged (SafeDreamer-style)"),
+                                  ("pig", "--s", "PIGDreamer")):
+        cost = np.mean([[r[f"{variant}_seconds"] for r in s["sweep"]["rows"]] for s in per_seed], 0)
+        slope = np.mean([s["sweep"]["time_slope_in_width"][variant] for s in per_seed])
+        axes[0].loglog(widths, cost, style, label=f"{label}: slope {slope:.2f}")
+    axes[0].set(xlabel="world-model width w (deter = hidden)", ylabel="thread CPU seconds per update",
+                title="update cost against width (mean over seeds)")
+    for s in per_seed:
+        axes[1].semilogx(widths, [r["time_ratio"] for r in s["sweep"]["rows"]], ".", color="C2", alpha=0.5)
+    axes[1].semilogx(widths, np.mean([[r["time_ratio"] for r in s["sweep"]["rows"]] for s in per_seed], 0), "-o",
+                     color="C2", label="mean over seeds (dots: seeds)")
+    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
+    axes[1].set(xlabel="world-model width w", ylabel="PIGDreamer / unprivileged time", title="relative cost")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "pigdreamer_cost_vs_width")
