@@ -64,6 +64,8 @@ PAPER = Paper(
                      "is on a GPU): 1.50 +- 0.05 x, at the 1.5 x threshold",
         CLAIM_SWEEP: "slopes in the width agree (0.92 vs 0.90) but the ratio rises to 1.52 at w = 512 and 1.55 at "
                      "w = 1024 on one CPU thread (1.44-1.48 up to w = 256)",
+        CLAIM_RETURN: "full scale only: after 5000 steps per agent (the paper: 500k-1M on a GPU) no agent respects the "
+                      "budget of 5 (last-fifth EpCost 13-30) and PIGDreamer trades return for cost (EpRet 40 vs 51)",
     },
 )
 
