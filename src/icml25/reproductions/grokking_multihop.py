@@ -31,16 +31,6 @@ from icml25.harness.parallel import run_jobs
 from icml25.harness.stats import summary
 from icml25.harness.threads import single_thread
 
-PAPER = Paper(
-    id="grokking_multihop",
-    title="Grokking in the Wild: Data Augmentation for Real-World Multi-Hop Reasoning with Transformers",
-    module="icml25.reasoning.grokking_multihop",
-    anchors=("OSU-NLP-Group/GrokkedTransformer",),
-    default_seeds=(0, 1),
-    quick_budget_s=120.0,
-    extras=("torch",),
-)
-
 # Mechanics: Wang et al.'s synthetic KG and the real KG at 1000 cities.
 MECH_KG = {"n_entities": 200, "n_relations": 20, "facts_per_entity": 10}
 MECH_PHIS = (1.8, 7.2)
@@ -55,6 +45,31 @@ FULL = {"kg": {"n_entities": 50, "n_relations": 10, "facts_per_entity": 10}, "ph
         "geo": {"geonames_1000": {"n_cities": GEO_CITIES, "all_countries": True, "max_cities_per_country": None,
                                   "n_test": GEO_TEST}},
         "geo_steps": 1000}
+
+
+CLAIM_PHI = (f"phi controls generalisation: phi={max(FULL['phis'])} reaches >= 0.8 held-out ID 2-hop accuracy and "
+             f"beats phi={min(FULL['phis'])} by >= 0.4 at the same steps (both fit atomic facts)")
+CLAIM_STEPS = "steps to 90% held-out ID accuracy decrease with phi (never reached = inf)"
+CLAIM_GEO_AUGMENT = ("GeoNames ({graph}): synthetic-city augmentation (phi -> {phi}) lifts real held-out "
+                     "city->country->X accuracy by >= 0.3 over the natural phi, to >= 0.7")
+
+PAPER = Paper(
+    id="grokking_multihop",
+    title="Grokking in the Wild: Data Augmentation for Real-World Multi-Hop Reasoning with Transformers",
+    module="icml25.reasoning.grokking_multihop",
+    anchors=("OSU-NLP-Group/GrokkedTransformer",),
+    default_seeds=(0, 1),
+    quick_budget_s=120.0,
+    extras=("torch",),
+    known_misses={
+        CLAIM_PHI: "full scale only: at 4000 CPU steps the phi = 7.2 runs leave chance (peaks 0.81 and 0.49) but are "
+                   "unstable (loss spikes; final 0.59 and 0.07), while phi = 1.8 and 3.6 stay at chance",
+        CLAIM_STEPS: "full scale only: no phi reaches 90% held-out accuracy within the 4000-step CPU budget",
+        CLAIM_GEO_AUGMENT.format(graph="geonames_1000", phi=GEO_TARGET_PHI):
+            "full scale only: the natural-phi baseline already answers every held-out question (1.000), since all "
+            "cities of a country share their 2-hop answers, so augmentation has no room to help",
+    },
+)
 
 
 def reproduce(run: Run) -> Result:
@@ -287,8 +302,7 @@ def _claim_phi_controls(by: dict, seeds: tuple[int, ...]) -> Claim:
     lo, hi = f"phi_{min(FULL['phis'])}", f"phi_{max(FULL['phis'])}"
     lo_id, hi_id = _final(by, seeds, lo, "test_id"), _final(by, seeds, hi, "test_id")
     atomic = _final(by, seeds, lo, "atomic") + _final(by, seeds, hi, "atomic")
-    return Claim(text=f"phi controls generalisation: phi={max(FULL['phis'])} reaches >= 0.8 held-out ID 2-hop "
-                      f"accuracy and beats phi={min(FULL['phis'])} by >= 0.4 at the same steps (both fit atomic facts)",
+    return Claim(text=CLAIM_PHI,
                  criterion="ID accuracy >= 0.8 and >= low-phi + 0.4 on every seed; atomic accuracy >= 0.99",
                  paper="generalisation once phi exceeds the grokking threshold (abstract; Wang et al. 2024)",
                  measured=summary(hi_id), baseline=summary(lo_id),
@@ -301,7 +315,7 @@ def _claim_steps_decrease(full: dict) -> Claim:
     phis = [str(p) for p in FULL["phis"]]
     monotone = all(a > b or (math.isinf(a) and not math.isinf(b))
                    for lo, hi in zip(phis, phis[1:], strict=False) for a, b in zip(to90[lo], to90[hi], strict=True))
-    return Claim(text="steps to 90% held-out ID accuracy decrease with phi (never reached = inf)",
+    return Claim(text=CLAIM_STEPS,
                  criterion="strictly decreasing in phi on every seed",
                  paper="higher phi groks faster (Wang et al. 2024)", measured=to90, baseline=None, holds=monotone)
 
@@ -311,8 +325,7 @@ def _claims_geonames(by: dict, seeds: tuple[int, ...], graph: str) -> list[Claim
     aug = _final(by, seeds, f"{graph}_random_entities", "test_id")
     wrong = _final(by, seeds, f"{graph}_rewired_copies", "test_id")
     return [
-        Claim(text=f"GeoNames ({graph}): synthetic-city augmentation (phi -> {GEO_TARGET_PHI}) lifts real held-out "
-                   "city->country->X accuracy by >= 0.3 over the natural phi, to >= 0.7",
+        Claim(text=CLAIM_GEO_AUGMENT.format(graph=graph, phi=GEO_TARGET_PHI),
               criterion=">= natural + 0.3 and >= 0.7, every seed",
               paper="up to 95-100% on 2WikiMultiHopQA after augmentation (abstract)",
               measured=summary(aug), baseline=summary(nat),
