@@ -17,8 +17,9 @@ are tested). Depths 4 and 16 (full: also 32). Quick: seeds 0, 1, 2 and 20 epochs
 are judged on the mean of the seeds (metrics["seeds_holding"] counts the seeds where each inequality
 holds).
 
-Full scale trains 60 epochs and adds depth 32 for the "FNO degrades with depth" claim, and the
-2-D Darcy flow problem (32 x 32 interior grid, 12 x 12 modes, FNO vs BFNO at depth 8).
+Full scale trains 60 epochs and adds depth 32 for the "FNO degrades with depth" claim, the
+2-D Darcy flow problem (32 x 32 interior grid, 12 x 12 modes, FNO vs BFNO at depth 8), and a sweep of
+the training-step cost over the grid resolution (64 to 2048 points, L = 16) with fitted log-log slopes.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from matplotlib.ticker import NullFormatter
 from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
 from icml25.harness.parallel import run_jobs
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
 from icml25.operators import ACTIVATIONS, FNO, fit_operator, get_activation_pair, relative_l2
@@ -56,6 +57,7 @@ PAPER = Paper(
     },
 )
 
+STEP_SWEEP_CLAIM = "the Bregman block's cost overhead stays constant with the grid size (forward + backward, L = 16)"
 DEEP_CLAIM = "deep BFNO beats deep FNO on Burgers (test relative L2, L = 16)"
 DEPTH_CLAIM = "BFNO benefits from depth on Burgers (test relative L2, L = 16 vs L = 4)"
 TRANSFER_CLAIM = "BFNO trained at 128 points evaluates at 256 points (resolution transfer, L = 16)"
@@ -64,13 +66,15 @@ BETA = 10.0  # softplus sharpness for BFNO (a research prototype's value; the of
 NORMALIZE = True  # fit_operator's default (unit-Gaussian inputs and outputs); raw outputs: the docs page
 CONFIG = {
     "smoke": {"n_train": 64, "n_val": 16, "n_test": 32, "epochs": 2, "depths": (4, 16), "repeats": 2, "darcy": None,
-              "workers": 1},
+              "workers": 1, "sweep": {"grids": (32, 64), "repeats": 2}},
     # 20 epochs instead of 30 for the 120 s budget (calibration notes); the 12 fits in 2 single-threaded processes
     "quick": {"n_train": 512, "n_val": 64, "n_test": 128, "epochs": 20, "depths": (4, 16), "repeats": 20,
-              "darcy": None, "workers": 2},
+              "darcy": None, "workers": 2, "sweep": None},
     # adds depth 32 on Burgers, trains three times as long, and adds the 2-D Darcy problem at L = 8
+    # adds the step-cost sweep over the grid resolution (up to 2048 points, beyond PDEBench's 1024)
     "full": {"n_train": 512, "n_val": 64, "n_test": 128, "epochs": 60, "depths": (4, 16, 32), "repeats": 20,
-             "workers": 2, "darcy": {"n_train": 200, "n_val": 50, "n_test": 50, "epochs": 30, "depths": (8,)}},
+             "workers": 2, "darcy": {"n_train": 200, "n_val": 50, "n_test": 50, "epochs": 30, "depths": (8,)},
+             "sweep": {"grids": (64, 128, 256, 512, 1024, 2048), "repeats": 10}},
 }
 
 
@@ -89,13 +93,14 @@ def reproduce(run: Run) -> Result:
     data = _burgers(cfg["n_train"], cfg["n_val"], cfg["n_test"], seeds[0])
     with single_thread():
         step = _step_seconds(data["x_train"][:32], data["y_train"][:32], 16, cfg["repeats"])
+        sweep = _step_sweep(cfg["sweep"]) if cfg["sweep"] else None
     step_ratio = float(np.median(step["bregman"]) / np.median(step["standard"]))
 
     # 3. the claims (the Burgers ones judge the mean of the seeds' test errors)
     claims = [_claim_identity(exact), _claim_roundtrip(exact), _claim_explicit(exact), _claim_deep(errors),
               _claim_depth(errors), _claim_transfer(errors, errors_256), _claim_step_time(step_ratio)]
     if run.scale == "full":
-        claims += [_claim_fno_degrades(errors), _claim_darcy(darcy_errors)]
+        claims += [_claim_fno_degrades(errors), _claim_darcy(darcy_errors), _claim_step_sweep(sweep)]
 
     # 4. metrics, figure, result
     curves = {m: {d: {"train": results[("burgers", seeds[0], m, d)]["curve"],
@@ -103,7 +108,11 @@ def reproduce(run: Run) -> Result:
     example = {k: v for m in MODELS for k, v in results[("burgers", seeds[0], m, 16)]["example"].items()}
     metrics = _metrics(cfg, exact, errors, errors_256, darcy_errors, curves, best_epochs, step, step_ratio,
                        fit_seconds, len(seeds))
-    return Result(metrics=metrics, claims=claims, figures=[_figure(run, errors, curves, example, darcy_errors)])
+    metrics["step_sweep"] = sweep
+    figures = [_figure(run, errors, curves, example, darcy_errors)]
+    if sweep is not None:
+        figures.append(_figure_step_sweep(run, sweep))
+    return Result(metrics=metrics, claims=claims, figures=figures)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -165,6 +174,26 @@ def _step_seconds(x: torch.Tensor, y: torch.Tensor, depth: int, repeats: int) ->
 
     return interleaved_seconds({arch: partial(step, model) for arch, model in models.items()}, repeats, warmup=2,
                                clock=time.thread_time)
+
+
+def _step_sweep(cfg: dict) -> dict:
+    """Step cost (forward + backward, batch 32, width 32, 16 modes, L = 16) of the Bregman and standard
+    block rules on grids of ``cfg["grids"]`` points: thread CPU time, medians of interleaved repeats, and
+    the log-log slopes in the number of points. Per layer both cost O(C N log N) for the FFTs plus O(C^2 N)
+    for the skip weights (the Bregman rule only changes the activation), so both slopes should be near 1.
+    The inputs are seeded Gaussian noise: the cost of these operations does not depend on the values."""
+    rows = []
+    for n in cfg["grids"]:
+        gen = torch.Generator().manual_seed(n)
+        x, y = torch.randn(32, 1, n, generator=gen), torch.randn(32, 1, n, generator=gen)
+        sec = _step_seconds(x, y, 16, cfg["repeats"])
+        bregman, standard = float(np.median(sec["bregman"])), float(np.median(sec["standard"]))
+        rows.append({"grid": n, "bregman_seconds": bregman, "standard_seconds": standard,
+                     "bregman_over_standard": bregman / standard})
+    grids = [r["grid"] for r in rows]
+    return {"rows": rows, "clock": "thread_time", "repeats": cfg["repeats"], "depth": 16, "batch": 32,
+            "time_slope_in_grid": {k: loglog_slope(grids, [r[f"{k}_seconds"] for r in rows])
+                                   for k in ("bregman", "standard")}}
 
 
 def _burgers(n_train: int, n_val: int, n_test: int, seed: int) -> dict[str, torch.Tensor]:
@@ -326,6 +355,18 @@ def _claim_step_time(ratio: float) -> Claim:
                  paper=None, measured=ratio, baseline=1.0, holds=ratio <= 1.15)
 
 
+def _claim_step_sweep(sweep: dict) -> Claim:
+    ratios = {r["grid"]: r["bregman_over_standard"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_grid"]
+    return Claim(text=STEP_SWEEP_CLAIM,
+                 criterion="thread CPU time, medians of interleaved repeats: Bregman / standard <= 1.15 at every "
+                           "grid size (64 to 2048 points), and the fitted log-log slopes in the grid size within 0.1 "
+                           "of each other (the same order, O(C N log N + C^2 N) per layer)",
+                 paper=None, measured={"ratio_by_grid": ratios, "slope_bregman": slopes["bregman"]},
+                 baseline={"slope_standard": slopes["standard"]},
+                 holds=bool(max(ratios.values()) <= 1.15 and abs(slopes["bregman"] - slopes["standard"]) <= 0.1))
+
+
 def _claim_fno_degrades(errors: dict) -> Claim:
     deeper, deep = summary(errors["fno"][32]), summary(errors["fno"][16])
     return Claim(text="FNO degrades with depth on Burgers (mean test relative L2 of the seeds, L = 32 vs L = 16)",
@@ -387,5 +428,26 @@ def _figure(run: Run, errors: dict, curves: dict, example: dict, darcy_errors: d
         ax.legend()
     fig.tight_layout()
     name = run.savefig(fig, "bregman_operator")
+    plt.close(fig)
+    return name
+
+
+def _figure_step_sweep(run: Run, sweep: dict) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_grid"]
+    grids = [r["grid"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("standard", "-o", "standard block"), ("bregman", "--s", "Bregman block")):
+        axes[0].loglog(grids, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="grid points N", ylabel="thread CPU time per step [s]",
+                title="training step (L = 16, batch 32) against N")
+    axes[1].semilogx(grids, [r["bregman_over_standard"] for r in rows], "-o", color="C2")
+    axes[1].axhline(1.15, color="k", ls="--", lw=0.8, label="1.15x (the claim)")
+    axes[1].set(xlabel="grid points N", ylabel="Bregman / standard step time", title="relative cost")
+    for ax in axes:
+        ax.set_xticks(grids, [str(g) for g in grids])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = run.savefig(fig, "step_cost_vs_grid")
     plt.close(fig)
     return name
