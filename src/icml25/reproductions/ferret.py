@@ -25,6 +25,8 @@ ICML 2025, arXiv 2409.06277.  Four experiments, every federated method on the sh
    with the same local training (10 SGD steps, lr 0.1; from scratch, FedAvg takes tuned Ferret's).
    Uplink bits to reach 85% of FedAvg's final accuracy: asserted on the from-scratch runs, since the
    pre-trained start is already above that target (both variants are in the metrics).
+5. Full scale only: seconds per round of tuned Ferret and tuned FedKSeed against the model size (MLP 64-w-w-10,
+   w = 32 ... 512), thread CPU time, with the fitted log-log slopes in the number of parameters.
 
 The federated runs use Rademacher bases (unbiased like the Gaussian default, about 100x cheaper to
 generate on a CPU); the Gaussian default is what check 1 measures, and the full scale runs the
@@ -57,8 +59,9 @@ from icml25.federated.ferret import (
 )
 from icml25.federated.torch_clients import accuracy_evaluator, module_to_arrays
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.stats import summary
+from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
+from icml25.harness.timing import interleaved_seconds
 from icml25.utils.nn import make_mlp, train_classifier
 from icml25.utils.random import torch_generator
 
@@ -85,6 +88,7 @@ FEDKSEED_EPS, TUNE_LAST = 1e-3, 5
 # FedKSeed's run for the wall-clock claim covers about TIME_MARGIN x 2 x Ferret's time to the target (from its
 # per-round time while tuning), at least 3x and at most TIME_CAP x Ferret's rounds
 TIME_CAP, TIME_MARGIN = 20, 1.5
+CLAIM_ROUND_SWEEP = "Ferret's round cost grows with the model size as tuned FedKSeed's does (hidden width 32 to 512)"
 
 
 def _math_checks(seed: int, draws: dict[int, int], block_draws: int, d: int = 10_000) -> dict:
@@ -270,6 +274,7 @@ def reproduce(run: Run) -> Result:
     basis = run.pick(smoke="rademacher", quick="rademacher", full="gaussian")
     tune_seeds = list(run.tune_seeds[:run.pick(smoke=1, quick=1, full=len(run.tune_seeds))])
     tune_rounds = run.pick(smoke=3, quick=12, full=20)
+    sweep_widths = run.pick(smoke=(16, 32), quick=(), full=(32, 64, 128, 256, 512))
 
     # 2. the experiments: the math checks once, the tuning on the tune seeds, the federated runs per seed (one
     # BLAS and one torch thread: deterministic sums, and no spinning threads on shared cores)
@@ -285,7 +290,8 @@ def reproduce(run: Run) -> Result:
         per_seed: dict[str, dict] = {}
         for i, seed in enumerate(run.seeds):
             per_seed[str(seed)] = _seed_runs(seed, tuning, scratch_rounds, ft_rounds, pretrain_epochs, basis)
-            run.progress(0.4 + 0.6 * (i + 1) / len(run.seeds), f"seed {seed}")
+            run.progress(0.4 + 0.55 * (i + 1) / len(run.seeds), f"seed {seed}")
+        sweep = _round_sweep(run.seeds[0], sweep_widths, tuning, basis, run.pick(smoke=1, quick=1, full=5))
 
     seeds = list(per_seed)
     sc = [per_seed[s]["scratch"] for s in seeds]
@@ -299,6 +305,8 @@ def reproduce(run: Run) -> Result:
               _claim_rounds(seeds, sc, tuning), _claim_wall_clock(seeds, sc),
               _claim_rounds(seeds, early, None),
               _claim_finetune_accuracy(ft, gaps), _claim_finetune_uplink(bit_ratios), _claim_bits_to_85(seeds, sc)]
+    if run.scale == "full":
+        claims.append(_claim_round_sweep(sweep))
 
     # 4. metrics and figures
     metrics = {"math": math, "linearity": linearity, "tuning": tuning, "per_seed": per_seed,
@@ -309,8 +317,48 @@ def reproduce(run: Run) -> Result:
                "config": {"sizes": SIZES, "clients": N_CLIENTS, "per_round": PER_ROUND, "alpha": ALPHA, "batch": BATCH,
                           "K": K_FERRET, "finetune_local_steps": STEPS, "finetune_lr": LR,
                           "ferret_tuned": tuning["ferret"]["pick"], "fedkseed_tuned": tuning["fedkseed"]["pick"],
-                          "earlier": EARLIER, "fedkseed_eps": FEDKSEED_EPS, "basis": basis}}
-    return Result(metrics=metrics, claims=claims, figures=_figures(run, per_seed, tuning))
+                          "earlier": EARLIER, "fedkseed_eps": FEDKSEED_EPS, "basis": basis},
+               "round_cost_sweep": sweep}
+    figures = _figures(run, per_seed, tuning)
+    if sweep is not None:
+        figures.append(_sweep_figure(run, sweep))
+    return Result(metrics=metrics, claims=claims, figures=figures)
+
+
+def _round_sweep(seed: int, widths: tuple[int, ...], tuning: dict, basis: str, repeats: int) -> dict | None:
+    """Seconds per federated round of tuned Ferret and tuned FedKSeed on MLPs 64-w-w-10, for every hidden width
+    ``w`` in ``widths``: 2-round runs (5 clients each), the two methods taking turns, thread CPU time (everything
+    runs in this process), medians of ``repeats``; fitted log-log slopes in the number of parameters.
+
+    A Ferret client does its local first-order steps (O(steps x batch x P)) and projects its update on K random
+    directions (O(K P)); a FedKSeed client does its zeroth-order steps (two forward passes and one perturbation
+    each, O(steps x batch x P)); the server regenerates the used directions (O(K P)).  Both are linear in the
+    number of parameters P, so the ratio of their round costs should not drift with the model size.
+    """
+    if not widths:
+        return None
+    data, parts, _ = _setup(seed)
+    fer_cfg, fks_cfg = tuning["ferret"]["pick"], tuning["fedkseed"]["pick"]
+    k_fks = int(np.ceil(tuning["ferret"]["pick_mean_message_bits"] / 32))
+    rows = []
+    for w in widths:
+        sizes = [SIZES[0], w, w, SIZES[-1]]
+
+        def fn(sizes=sizes):
+            return make_mlp(sizes, seed=seed)
+        sec = interleaved_seconds({
+            "ferret": lambda: _run("ferret", fn, data, parts, 2, seed, K_FERRET, basis, **fer_cfg),
+            "fedkseed": lambda: _run("fedkseed", fn, data, parts, 2, seed, k_fks, basis, **fks_cfg)},
+            repeats, warmup=1, clock=time.thread_time)
+        fer, fks = float(np.median(sec["ferret"])) / 2, float(np.median(sec["fedkseed"])) / 2
+        rows.append({"width": w, "parameters": sum(a * b + b for a, b in zip(sizes, sizes[1:], strict=False)),
+                     "ferret_round_seconds": fer, "fedkseed_round_seconds": fks,
+                     "ferret_over_fedkseed_round_time": fer / fks})
+    params = [r["parameters"] for r in rows]
+    return {"rows": rows, "clock": "thread_time", "repeats": repeats, "ferret_config": fer_cfg,
+            "fedkseed_config": fks_cfg, "fedkseed_K": k_fks,
+            "time_slope_in_parameters": {k: loglog_slope(params, [r[f"{k}_round_seconds"] for r in rows])
+                                         for k in ("ferret", "fedkseed")}}
 
 
 def _versus(seed: int, data, parts, fn, ferret_cfg: dict, fedkseed_cfg: dict, rounds: int, basis: str,
@@ -489,6 +537,22 @@ def _claim_wall_clock(seeds: list[str], sc: list[dict]) -> Claim:
                  holds=bool(median <= 0.5), paper=None)
 
 
+def _claim_round_sweep(sweep: dict) -> Claim:
+    ratios = {r["width"]: r["ferret_over_fedkseed_round_time"] for r in sweep["rows"]}
+    slopes = sweep["time_slope_in_parameters"]
+    first = ratios[min(ratios)]
+    return Claim(CLAIM_ROUND_SWEEP,
+                 criterion="thread CPU time per round, medians of interleaved repeats, both at their tuned (lr, local "
+                           "steps): the fitted log-log slopes in the number of parameters within 0.25 of each other "
+                           "(both O(P) per round), and the ratio Ferret / FedKSeed at every width within a factor 2 "
+                           "of its value at the smallest width (the per-round advantage does not drift with size)",
+                 measured={"ratio_by_width": ratios, "slope_ferret": slopes["ferret"]},
+                 baseline={"slope_fedkseed": slopes["fedkseed"]},
+                 holds=bool(abs(slopes["ferret"] - slopes["fedkseed"]) <= 0.25
+                            and all(0.5 * first <= r <= 2 * first for r in ratios.values())),
+                 paper="both linear in the number of parameters per round (derived from the algorithms)")
+
+
 def _at_2x(row: dict) -> str:
     at = row["fedkseed_at_2x_ferret_seconds"]
     r_long = row["fedkseed_rounds_to_target"]
@@ -560,3 +624,26 @@ def _figures(run: Run, per_seed: dict, tuning: dict) -> list[str]:
     fig.colorbar(im, ax=axes, shrink=0.8)
     names.append(run.savefig(fig, "tuning"))
     return names
+
+
+def _sweep_figure(run: Run, sweep: dict) -> str:
+    rows, slopes = sweep["rows"], sweep["time_slope_in_parameters"]
+    params = [r["parameters"] for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for key, style, label in (("fedkseed", "-o", "FedKSeed (tuned)"), ("ferret", "--s", "Ferret (tuned)")):
+        axes[0].loglog(params, [r[f"{key}_round_seconds"] for r in rows], style,
+                       label=f"{label}: slope {slopes[key]:.2f}")
+    axes[0].set(xlabel="parameters (MLP 64-w-w-10)", ylabel="thread CPU time per round [s]",
+                title="round cost against model size")
+    ratios = [r["ferret_over_fedkseed_round_time"] for r in rows]
+    axes[1].semilogx(params, ratios, "-o", color="C2")
+    for bound in (0.5 * ratios[0], 2 * ratios[0]):
+        axes[1].axhline(bound, color="k", ls="--", lw=0.8)
+    axes[1].set(xlabel="parameters", ylabel="Ferret / FedKSeed round time", title="relative cost (dashed: the claim)",
+                ylim=(0, None))
+    for ax in axes:
+        ax.set_xticks(params, [f"{p:,}" for p in params], rotation=30)
+        ax.minorticks_off()
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "round_cost_vs_size")
