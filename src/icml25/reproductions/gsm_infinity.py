@@ -26,7 +26,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
-from icml25.harness.timing import median_seconds
+from icml25.harness.stats import loglog_slope
+from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.reasoning.gsm_infinity import (
     CallableModel,
     OpenAICompatibleClient,
@@ -61,6 +62,7 @@ FULL_TARGETS = TARGETS + (16000, 32000)
 RAG_K = 8
 FAULTS = ["malformed", "no_choices", "500", "500"]  # with max_retries=1: three wrong replies, no crash
 RAG_SETS = ("zero_noise_op_le_4", "zero_noise_op_ge_16", "8k_op_ge_16")
+CLAIM_OVERHEAD_SWEEP = "the harness overhead stays a constant factor as the number of evaluated problems grows"
 
 
 def reproduce(run: Run) -> Result:
@@ -80,11 +82,16 @@ def reproduce(run: Run) -> Result:
     claims = [_claim_difficulty_exact(runs), _claim_oracle(runs), _claim_length(runs), _claim_dilution(runs),
               _claim_rag_small(runs), _claim_rag_defeated(runs), _claim_sigmoid_fit(runs), _claim_pass_at_k(runs),
               _claim_client(runs), _claim_overhead(runs)]
+    sweeps = [r["length_rag"]["time_overhead_sweep"] for r in runs]
+    if run.scale == "full":
+        claims.append(_claim_overhead_sweep(sweeps))
 
     # 3. figure and result
-    figure = _figure(runs, run)
+    figures = [_figure(runs, run)]
+    if sweeps[0] is not None:
+        figures.append(_sweep_figure(run, sweeps))
     return Result(metrics={"per_seed": {str(s): v for s, v in per_seed.items()}, "rag_k": RAG_K,
-                           "targets": list(TARGETS)}, claims=claims, figures=[figure])
+                           "targets": list(TARGETS)}, claims=claims, figures=figures)
 
 
 # ---------------------------------------------------------------------------------------------- experiments
@@ -159,7 +166,29 @@ def _length_and_rag(run: Run, seed: int) -> dict:
     harness = median_seconds(lambda: evaluate(CallableModel(lambda prompt: oracle.generate(
         [{"role": "user", "content": prompt}])[0]), timing_problems, workers=1), 3)
     out["time_harness_overhead_ratio"] = harness / direct
+    sizes = run.pick(smoke=(1, 2), quick=(), full=(5, 10, 20, 40, 80, 120))
+    out["time_overhead_sweep"] = _overhead_sweep(oracle, timing_problems, sizes) if sizes else None
     return out
+
+
+def _overhead_sweep(oracle: OracleModel, problems: list, sizes: tuple[int, ...]) -> dict:
+    """``evaluate(CallableModel(oracle))`` against calling the oracle directly on the first ``n`` of ``problems``
+    (8k-token contexts) for every ``n`` in ``sizes``: wall-clock seconds (the harness's own timing), medians of 5
+    interleaved repeats, and the log-log slopes in ``n``.  Both are linear in ``n``; the harness adds a fixed
+    cost per problem (prompt rendering, answer parsing, the record), so the ratio should not drift."""
+    rows = []
+    for n in sizes:
+        subset = problems[:n]
+        sec = interleaved_seconds({
+            "direct": lambda sub=subset: [oracle.generate(p.messages) for p in sub],
+            "harness": lambda sub=subset: evaluate(CallableModel(lambda prompt: oracle.generate(
+                [{"role": "user", "content": prompt}])[0]), sub, workers=1)}, 5, warmup=1)
+        direct, harness = float(np.median(sec["direct"])), float(np.median(sec["harness"]))
+        rows.append({"problems": len(subset), "direct_seconds": direct, "harness_seconds": harness,
+                     "harness_over_direct_time": harness / direct})
+    counts = [r["problems"] for r in rows]
+    return {"rows": rows, "clock": "wall", "slope": {k: loglog_slope(counts, [r[f"{k}_seconds"] for r in rows])
+                                                     for k in ("direct", "harness")}}
 
 
 def _analysis(run: Run, seed: int) -> dict:
@@ -315,6 +344,42 @@ def _claim_overhead(runs: list[dict]) -> Claim:
 
 
 # ---------------------------------------------------------------------------------------------- figure
+def _claim_overhead_sweep(sweeps: list[dict]) -> Claim:
+    ratios = [[r["harness_over_direct_time"] for r in sw["rows"]] for sw in sweeps]
+    per_n = {str(r["problems"]): float(np.median([rs[i] for rs in ratios])) for i, r in enumerate(sweeps[0]["rows"])}
+    slopes = {k: float(np.mean([sw["slope"][k] for sw in sweeps])) for k in ("direct", "harness")}
+    return Claim(text=CLAIM_OVERHEAD_SWEEP,
+                 criterion="wall-clock, medians of interleaved repeats, one sweep per seed over n = 5 ... 120 problems "
+                           "(8k-token contexts): median over seeds of the time ratio <= 1.5 at every n, and the mean "
+                           "fitted log-log slopes in n within 0.25 of each other (both linear in n)",
+                 paper=None, measured={"ratio_by_n": per_n, "slope_harness": slopes["harness"]},
+                 baseline={"slope_direct": slopes["direct"]},
+                 holds=bool(max(per_n.values()) <= 1.5 and abs(slopes["harness"] - slopes["direct"]) <= 0.25))
+
+
+def _sweep_figure(run: Run, sweeps: list[dict]) -> str:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    counts = [r["problems"] for r in sweeps[0]["rows"]]
+    for key, style, label in (("direct", "-o", "oracle called directly"),
+                              ("harness", "--s", "evaluate(CallableModel)")):
+        med = [float(np.median([sw["rows"][i][f"{key}_seconds"] for sw in sweeps])) for i in range(len(counts))]
+        slope = float(np.mean([sw["slope"][key] for sw in sweeps]))
+        axes[0].loglog(counts, med, style, label=f"{label}: slope {slope:.2f}")
+    axes[0].set(xlabel="problems evaluated (8k-token contexts)", ylabel="wall-clock [s] (median over seeds)",
+                title="evaluation cost against the number of problems")
+    for sw in sweeps:
+        axes[1].semilogx(counts, [r["harness_over_direct_time"] for r in sw["rows"]], "-o", alpha=0.7)
+    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
+    axes[1].set(xlabel="problems evaluated", ylabel="harness / direct time", title="overhead (one line per seed)",
+                ylim=(0, 2))
+    for ax in axes:
+        ax.set_xticks(counts, [str(c) for c in counts])
+        ax.minorticks_off()
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return run.savefig(fig, "overhead_vs_problems")
+
+
 def _figure(runs: list[dict], run: Run) -> str:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     ax = axes[0]
