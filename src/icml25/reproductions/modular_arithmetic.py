@@ -45,6 +45,8 @@ from icml25.reasoning.modular_arithmetic import (
     train,
 )
 
+CLAIM_NO_COST = "the norm regulariser prevents collapse without costing accuracy (inv_sqrt data)"
+
 PAPER = Paper(
     id="modular_arithmetic",
     title=("Making Hard Problems Easier with Custom Data Distributions and Loss Regularization: "
@@ -54,6 +56,10 @@ PAPER = Paper(
     default_seeds=(0, 1),
     quick_budget_s=120.0,
     extras=("torch",),
+    known_misses={
+        CLAIM_NO_COST: "full scale only: no output collapses, but after 2000 steps the regularised loss reaches "
+                       "0.936 (0.961, 0.910) against plain MSE's 0.997 on inv_sqrt data: it learns more slowly",
+    },
 )
 
 SAMPLER_N, SAMPLER_Q = 16, 97
@@ -250,7 +256,7 @@ def _claim_data_distribution(arms: dict, sparse: str, uniform: str, loss: str) -
 
 def _claim_no_collapse(arms: dict) -> Claim:
     acc, acc_mse = np.mean(arms["inv_sqrt"]["tol_accuracy"]), np.mean(arms["mse"]["tol_accuracy"])
-    return Claim(text="the norm regulariser prevents collapse without costing accuracy (inv_sqrt data)",
+    return Claim(text=CLAIM_NO_COST,
                  criterion="custom-loss collapsed fraction (||z|| < 0.2) <= 0.05 every seed, and its accuracy >= "
                            "MSE accuracy - 0.02 (mean of seeds)",
                  paper="the regulariser stops outputs collapsing to the origin (Sec. 5)",
