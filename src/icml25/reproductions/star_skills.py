@@ -25,6 +25,7 @@ import torch
 
 from icml25.data.cache import cached_npz
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -509,26 +510,15 @@ def _coherence_figure(run: Run, per_seed: list[dict]) -> str:
 
 
 def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
-    sweeps = [s["usage"]["step_cost_sweep"] for s in per_seed]
-    hs = [r["hidden"] for r in sweeps[0]["rows"]]
-    for m, style, label in (("ste", "-o", "RVQ + STE"), ("rarsq", "--s", "RaRSQ")):
-        t = np.array([[r[f"{m}_seconds"] for r in sw["rows"]] for sw in sweeps])
-        sl = [sw["time_slope_in_hidden"][m] for sw in sweeps]
-        ax[0].errorbar(hs, t.mean(0), yerr=t.std(0), fmt=style, label=f"{label} (slope {np.mean(sl):.2f})")
-    ratio = np.array([[r["step_time_ratio"] for r in sw["rows"]] for sw in sweeps])
-    ax[1].errorbar(hs, ratio.mean(0), yerr=ratio.std(0), fmt="-o", color="C2")
-    ax[1].axhline(1.3, color="k", ls="--", lw=0.8, label="1.3x (the claim)")
-    for a in ax:
-        a.set_xscale("log")
-        a.set_xticks(hs, [str(h) for h in hs])
-        a.minorticks_off()
-        a.legend(fontsize=8)
-    ax[0].set(yscale="log", xlabel="encoder / decoder width", ylabel="thread CPU time per step [s]",
-              title="stage-0 training step (mean ± sd over seeds)")
-    ax[1].set(xlabel="encoder / decoder width", ylabel="RaRSQ / STE step time", title="rotation overhead")
-    fig.tight_layout()
-    return run.savefig(fig, "step_cost_vs_width")
+    rows = [s["usage"]["step_cost_sweep"]["rows"] for s in per_seed]
+    return cost_vs_size(
+        run, "step_cost_vs_width", [r["hidden"] for r in rows[0]],
+        {"RVQ + STE": [[r["ste_seconds"] for r in rs] for rs in rows],
+         "RaRSQ": [[r["rarsq_seconds"] for r in rs] for rs in rows]},
+        xlabel="encoder / decoder width", ylabel="thread CPU time per step [s]",
+        title="stage-0 training step (mean ± sd over seeds)",
+        ratios={"RaRSQ / STE": [[r["step_time_ratio"] for r in rs] for rs in rows]}, bounds={"1.3x (the claim)": 1.3},
+        ratio_ylabel="RaRSQ / STE step time", ratio_title="rotation overhead")
 
 
 def _mt10_figure(run: Run, per_seed: list[dict]) -> str:

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from icml25.harness import Run  # noqa: E402
+from icml25.harness.figures import cost_vs_size  # noqa: E402
+
+SIZES = [10, 20, 40, 80]
+
+
+def _draw(tmp_path, monkeypatch, **kwargs):
+    """Draw with ``plt.close`` disabled, so the test can read the saved figure's axes."""
+    monkeypatch.setattr(plt, "close", lambda *a, **k: None)
+    run = Run(scale="full", seeds=(0, 1), out=tmp_path)
+    name = cost_vs_size(run, "cost", SIZES, xlabel="n", title="cost against n", **kwargs)
+    return name, plt.gcf()
+
+
+def test_legend_gives_the_fitted_slope_per_seed_and_the_ratio_panel_its_bound(tmp_path, monkeypatch):
+    linear = [[2e-3 * n for n in SIZES], [3e-3 * n for n in SIZES]]
+    quadratic = [[1e-4 * n**2 for n in SIZES], [1e-4 * n**2 for n in SIZES]]
+    name, fig = _draw(tmp_path, monkeypatch, costs={"ours": linear, "baseline": quadratic},
+                      ratios={"baseline / ours": np.divide(quadratic, linear)},
+                      bounds={"5x (the claim)": 5.0})
+    assert name == "cost.png" and (tmp_path / name).is_file()
+    left, right = fig.axes
+    labels = [t.get_text() for t in left.get_legend().get_texts()]
+    assert labels == ["ours (slope 1.00 ± 0.00)", "baseline (slope 2.00 ± 0.00)"]
+    assert [t.get_text() for t in right.get_legend().get_texts()] == ["5x (the claim)", "baseline / ours"]
+    assert left.get_xscale() == left.get_yscale() == right.get_xscale() == "log"
+
+
+def test_one_row_and_a_given_slope(tmp_path, monkeypatch):
+    _, fig = _draw(tmp_path, monkeypatch, costs={"ours": [1.0, 2.0, 4.0, 8.0]}, slopes={"ours": 0.9})
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours (slope 0.90)"]
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0], [[1.0, 2.0, 3.0, 4.0, 5.0]], [[[1.0] * 4]]])
+def test_a_series_of_the_wrong_length_is_refused(tmp_path, values):
+    with pytest.raises(ValueError, match=r"costs\['ours'\] must have one value per size \(4\)"):
+        cost_vs_size(Run(scale="full", seeds=(0,), out=tmp_path), "cost", SIZES, {"ours": values}, xlabel="n",
+                     title="t")
+    assert not list(tmp_path.iterdir())
