@@ -48,3 +48,12 @@ def test_a_series_of_the_wrong_length_is_refused(tmp_path, values):
         cost_vs_size(Run(scale="full", seeds=(0,), out=tmp_path), "cost", SIZES, {"ours": values}, xlabel="n",
                      title="t")
     assert not list(tmp_path.iterdir())
+
+
+def test_size_ticks_are_the_sizes_themselves(tmp_path, monkeypatch):
+    monkeypatch.setattr(plt, "close", lambda *a, **k: None)
+    cost_vs_size(Run(scale="full", seeds=(0,), out=tmp_path), "cost", [640, 40960, 2457600], {"ours": [1.0, 2.0, 3.0]},
+                 xlabel="n", title="t")
+    (ax,) = plt.gcf().axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["640", "40960", "2.46e+06"]
+    assert ax.xaxis.get_minorticklocs().size == 0

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from itertools import cycle
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from icml25.harness.contract import Run
 from icml25.harness.stats import loglog_slope
@@ -29,6 +30,11 @@ def _rows(values: Series, n: int, what: str) -> np.ndarray:
         raise ValueError(f"{what} must have one value per size ({n}), or one row of them per seed; got shape "
                          f"{np.shape(values)}")
     return arr
+
+
+def _tick(size: float) -> str:
+    """A size as a tick label: whole numbers below 100,000 in full, the rest to three significant digits."""
+    return str(int(size)) if float(size).is_integer() and size < 1e5 else f"{size:.3g}"
 
 
 def _slope_text(slope: float | Sequence[float]) -> str:
@@ -66,7 +72,7 @@ def cost_vs_size(
     slope (per seed, then mean ± sd). ``slopes`` (label -> slope, or one per seed) replaces the fit
     where the reproduction fitted it itself, e.g. on part of the range. Right panel, drawn when
     ``ratios`` is given: each ratio against the size (log x; log y with ``ratio_log``), with each of
-    ``bounds`` (legend text -> value) as a dashed line.
+    ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
     """
     import matplotlib.pyplot as plt
 
@@ -82,16 +88,16 @@ def cost_vs_size(
         right = axes[0, 1]
         for (label, values), style, color in zip(ratios.items(), cycle(STYLES), cycle(("C2", "C4", "C5", "C6"))):
             _errorbars(right, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, color)
-        for label, value in (bounds or {}).items():
-            right.axhline(value, color="k", ls="--", lw=0.8, label=label)
+        for (label, value), ls in zip((bounds or {}).items(), cycle(("--", ":", "-."))):
+            right.axhline(value, color="k", ls=ls, lw=0.8, label=label)
         right.set(xscale="log", xlabel=xlabel, ylabel=ratio_ylabel, title=ratio_title)
         if ratio_log:
             right.set_yscale("log")
         else:
             right.set_ylim(0, None)
     for ax in axes.ravel():
-        ax.set_xticks(x, [f"{v:g}" for v in x])
-        ax.minorticks_off()
+        ax.set_xticks(x, [_tick(v) for v in x])
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.legend(fontsize=7)
     fig.tight_layout()
     return run.savefig(fig, name)
