@@ -71,7 +71,8 @@ def cost_vs_size(
     against ``sizes`` on log-log axes, mean ± sd over seeds, its legend giving the fitted log-log
     slope (per seed, then mean ± sd). ``slopes`` (label -> slope, or one per seed) replaces the fit
     where the reproduction fitted it itself, e.g. on part of the range. Right panel, drawn when
-    ``ratios`` is given: each ratio against the size (log x; log y with ``ratio_log``), with each of
+    ``ratios`` is given: each ratio against the size (log x; log y with ``ratio_log``; the y range fits
+    the ratios and the bounds, so a ratio near its bound stays readable), with each of
     ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
     """
     import matplotlib.pyplot as plt
@@ -90,11 +91,8 @@ def cost_vs_size(
             _errorbars(right, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, color)
         for (label, value), ls in zip((bounds or {}).items(), cycle(("--", ":", "-."))):
             right.axhline(value, color="k", ls=ls, lw=0.8, label=label)
-        right.set(xscale="log", xlabel=xlabel, ylabel=ratio_ylabel, title=ratio_title)
-        if ratio_log:
-            right.set_yscale("log")
-        else:
-            right.set_ylim(0, None)
+        right.set(xscale="log", yscale="log" if ratio_log else "linear", xlabel=xlabel, ylabel=ratio_ylabel,
+                  title=ratio_title)
     for ax in axes.ravel():
         ax.set_xticks(x, [_tick(v) for v in x])
         ax.xaxis.set_minor_locator(NullLocator())
