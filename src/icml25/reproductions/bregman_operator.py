@@ -34,6 +34,7 @@ from matplotlib.ticker import NullFormatter
 
 from icml25.data.pde import burgers_1d, darcy_2d
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.parallel import run_jobs
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
@@ -433,21 +434,12 @@ def _figure(run: Run, errors: dict, curves: dict, example: dict, darcy_errors: d
 
 
 def _figure_step_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_grid"]
-    grids = [r["grid"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("standard", "-o", "standard block"), ("bregman", "--s", "Bregman block")):
-        axes[0].loglog(grids, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="grid points N", ylabel="thread CPU time per step [s]",
-                title="training step (L = 16, batch 32) against N")
-    axes[1].semilogx(grids, [r["bregman_over_standard_time"] for r in rows], "-o", color="C2")
-    axes[1].axhline(1.15, color="k", ls="--", lw=0.8, label="1.15x (the claim)")
-    axes[1].set(xlabel="grid points N", ylabel="Bregman / standard step time", title="relative cost")
-    for ax in axes:
-        ax.set_xticks(grids, [str(g) for g in grids])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = run.savefig(fig, "step_cost_vs_grid")
-    plt.close(fig)
-    return name
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "step_cost_vs_grid", [r["grid"] for r in rows],
+        {"standard block": [r["standard_seconds"] for r in rows],
+         "Bregman block": [r["bregman_seconds"] for r in rows]},
+        xlabel="grid points N", ylabel="thread CPU time per step [s]",
+        title="training step (L = 16, batch 32) against N",
+        ratios={"Bregman / standard": [r["bregman_over_standard_time"] for r in rows]},
+        bounds={"1.15x (the claim)": 1.15}, ratio_ylabel="Bregman / standard step time", ratio_title="relative cost")

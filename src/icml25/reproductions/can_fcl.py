@@ -39,6 +39,7 @@ from sklearn.linear_model import LogisticRegression
 
 from icml25.federated.can_fcl import digits_tasks, forgetting_profile, run_fcl, split_task_across_clients
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.timing import interleaved_seconds
 
@@ -327,23 +328,14 @@ def _claim_cpu_sweep(sweep: dict[str, Any]) -> Claim:
 
 
 def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_clients"]
-    ks = [r["n_clients"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style in (("server_gr", "-o"), ("can", "--s")):
-        axes[0].loglog(ks, [r[f"{key}_seconds"] for r in rows], style,
-                       label=f"{METHOD_LABELS[key]}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="clients K (samples per client fixed)", ylabel="process CPU time per run [s]",
-                title="FCL run cost against the number of clients")
-    axes[1].semilogx(ks, [r["can_over_server_gr_time"] for r in rows], "-o", color="C2")
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
-    axes[1].set(xlabel="clients K", ylabel="CAN / server GR CPU time", title="relative cost", ylim=(0, None))
-    for ax in axes:
-        ax.set_xticks(ks, [str(k) for k in ks])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_clients")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "cost_vs_clients", [r["n_clients"] for r in rows],
+        {METHOD_LABELS[key]: [r[f"{key}_seconds"] for r in rows] for key in ("server_gr", "can")},
+        xlabel="clients K (samples per client fixed)", ylabel="process CPU time per run [s]",
+        title="FCL run cost against the number of clients",
+        ratios={"CAN / server GR": [r["can_over_server_gr_time"] for r in rows]}, bounds={"1.5x (the claim)": 1.5},
+        ratio_ylabel="CAN / server GR CPU time", ratio_title="relative cost")
 
 
 def _figure(run: Run, curves, q, n_tasks: int, B: int) -> str:

@@ -28,6 +28,7 @@ import torch
 from icml25.data.patch_data import make_patch_data, random_feature
 from icml25.data.tensors import digits_tensors
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -493,17 +494,11 @@ def _figure_dynamics(run: Run, per_seed: list[dict], widths: tuple[int, ...]) ->
 
 
 def _figure_epoch_sweep(run: Run, sweep: dict[str, Any]) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_width"]
-    ws = [r["width"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("clean", "-o", "clean epoch"), ("pgd", "--s", "PGD-10 epoch")):
-        axes[0].loglog(ws, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="hidden width w (MLP 64-w-w-10)", ylabel="thread CPU time per epoch [s]",
-                title="epoch cost against width (digits, batch 64)")
-    axes[1].semilogx(ws, [r["pgd_over_clean_time"] for r in rows], "-o", color="C2")
-    axes[1].axhline(12, color="k", ls="--", lw=0.8, label="12x (the claim)")
-    axes[1].set(xlabel="hidden width w", ylabel="PGD-10 epoch / clean epoch", title="relative cost", ylim=(0, None))
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "epoch_cost_vs_width")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "epoch_cost_vs_width", [r["width"] for r in rows],
+        {"clean epoch": [r["clean_seconds"] for r in rows], "PGD-10 epoch": [r["pgd_seconds"] for r in rows]},
+        xlabel="hidden width w (MLP 64-w-w-10)", ylabel="thread CPU time per epoch [s]",
+        title="epoch cost against width (digits, batch 64)",
+        ratios={"PGD-10 / clean": [r["pgd_over_clean_time"] for r in rows]}, bounds={"12x (the claim)": 12},
+        ratio_ylabel="PGD-10 epoch / clean epoch", ratio_title="relative cost")

@@ -38,6 +38,7 @@ from icml25.conformal import (
 )
 from icml25.data import load_diabetes_split
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -375,27 +376,15 @@ def _figures(run: Run, ols: dict, diabetes: dict) -> list[str]:
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
-    ns = [r["n"] for r in rows]
+    rows = sweep["rows"]
     labels = {"exact": "exact sets (breakpoint sweep)", "grid": 'grid, sorted residuals (method="grid")',
               "comparison": "grid, point by point (authors')"}
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.9))
-    for key, style in (("exact", "-o"), ("grid", "--s"), ("comparison", ":^")):
-        axes[0].loglog(ns, [r["seconds"][key] for r in rows], style, label=f"{labels[key]}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="training size n", ylabel="thread CPU time [s]",
-                title=f"e-mod sets for {sweep['n_test']} test points")
-    for key, style, color, label in (("grid", "--s", "C1", "sorted-residual grid / exact"),
-                                     ("comparison", ":^", "C2", "authors' grid / exact")):
-        axes[1].loglog(ns, [r[f"{key}_over_exact_time"] for r in rows], style, color=color, label=label)
-    axes[1].axhline(5.0, color="k", ls="--", lw=0.8, label="5x (the speed claims)")
-    axes[1].axhline(1.0, color="grey", lw=0.6)
-    axes[1].set(xlabel="training size n", ylabel="time ratio", title="speed-up of the exact sets")
-    for ax in axes:
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.minorticks_off()
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_n")
+    return cost_vs_size(
+        run, "cost_vs_n", [r["n"] for r in rows], {labels[k]: [r["seconds"][k] for r in rows] for k in labels},
+        xlabel="training size n", title=f"e-mod sets for {sweep['n_test']} test points",
+        ratios={"sorted-residual grid / exact": [r["grid_over_exact_time"] for r in rows],
+                "authors' grid / exact": [r["comparison_over_exact_time"] for r in rows]},
+        bounds={"5x (the speed claims)": 5.0}, ratio_title="speed-up of the exact sets", ratio_log=True)
 
 
 def _pvalue_figure(run: Run) -> str:
