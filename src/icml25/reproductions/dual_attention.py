@@ -32,11 +32,11 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.ticker import NullLocator
 
 from icml25.attention import DATEncoderClassifier
 from icml25.data.relational_games import RelationalGamesLite
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -299,21 +299,11 @@ def _figure(run: Run, results: dict[str, dict[str, list]], n_train: int, match_p
 
 
 def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
-    lengths = [r["n"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("transformer", "-o", "Transformer"), ("dat", "--s", "DAT")):
-        axes[0].loglog(lengths, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="sequence length n", ylabel="thread CPU time per step [s]",
-                title=f"forward + backward, batch {sweep['batch']}")
-    axes[1].semilogx(lengths, [r["dat_over_transformer"] for r in rows], "-o", color="C2")
-    axes[1].axhline(SWEEP_RATIO_MAX, color="k", ls="--", lw=0.8, label=f"{SWEEP_RATIO_MAX}x (the claim)")
-    axes[1].set(xlabel="sequence length n", ylabel="DAT / Transformer step time", title="relative cost")
-    for ax in axes:
-        ax.set_xticks(lengths, [str(n) for n in lengths])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = run.savefig(fig, "step_cost_vs_length")
-    plt.close(fig)
-    return name
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "step_cost_vs_length", [r["n"] for r in rows],
+        {"Transformer": [r["transformer_seconds"] for r in rows], "DAT": [r["dat_seconds"] for r in rows]},
+        xlabel="sequence length n", ylabel="thread CPU time per step [s]",
+        title=f"forward + backward, batch {sweep['batch']}",
+        ratios={"DAT / Transformer": [r["dat_over_transformer"] for r in rows]},
+        bounds={f"{SWEEP_RATIO_MAX}x (the claim)": SWEEP_RATIO_MAX}, ratio_ylabel="DAT / Transformer step time")

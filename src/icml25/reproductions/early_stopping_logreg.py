@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -376,22 +377,14 @@ def _claim_cheap_at_every_size(sweep: dict) -> Claim:
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
-    ns = [r["n"] for r in rows]
-    for key, style, label in (("gd_fit", "-o", "GD fit"), ("path_eval", "--s", "L, E, CE on the path")):
-        axes[0].plot(ns, [r[f"{key}_seconds"] for r in rows], style, label=f"{label} (slope {slopes[key]:.2f})")
-    axes[1].plot(ns, [r["eval_over_fit_time_ratio"] for r in rows], "-o", color="C2")
-    axes[1].axhline(0.2, color="k", ls="--", lw=0.8, label="0.2 (the claim)")
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    axes[0].set(yscale="log", xlabel="n (d = 2n)", ylabel="thread CPU time [s]", title="cost against size")
-    axes[1].set(yscale="log", xlabel="n (d = 2n)", ylabel="risks / GD time", title="relative cost of the exact risks")
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_size")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "cost_vs_size", [r["n"] for r in rows],
+        {"GD fit": [r["gd_fit_seconds"] for r in rows],
+         "L, E, CE on the path": [r["path_eval_seconds"] for r in rows]},
+        xlabel="n (d = 2n)", title="cost against size",
+        ratios={"risks / GD": [r["eval_over_fit_time_ratio"] for r in rows]}, bounds={"0.2 (the claim)": 0.2},
+        ratio_ylabel="risks / GD time", ratio_title="relative cost of the exact risks", ratio_log=True)
 
 
 def _metrics(per_seed, mains, by_n, n_list, k, max_eta_t, timing) -> dict:

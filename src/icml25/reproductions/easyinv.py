@@ -44,6 +44,7 @@ from icml25.diffusion import (
     train_denoiser,
 )
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -342,27 +343,16 @@ def _error_figure(run: Run, per_seed: list[dict]) -> str:
 
 
 def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
-    sweeps = [s["analytic"]["time_sweep"] for s in per_seed]
-    steps = [r["n_steps"] for r in sweeps[0]["rows"]]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("easyinv", "-o", "EasyInv"), ("fixed_point", "--s", "fixed point"),
-                              ("renoise", ":^", "ReNoise")):
-        sec = np.array([[r[f"{key}_seconds"] for r in sw["rows"]] for sw in sweeps])
-        slope = np.mean([sw["time_slope_in_steps"][key] for sw in sweeps])
-        axes[0].loglog(steps, np.median(sec, axis=0), style, label=f"{label}: slope {slope:.2f}")
-        if key != "easyinv":
-            ratio = np.array([[r[f"{key}_over_easyinv_time"] for r in sw["rows"]] for sw in sweeps])
-            axes[1].errorbar(steps, ratio.mean(0), yerr=ratio.std(0), fmt=style, capsize=3, label=f"{label} / EasyInv")
-    axes[0].set(xlabel="inversion steps N", ylabel="thread CPU time [s] (median over seeds)",
-                title="Inversion cost against N (analytic bed)")
-    axes[1].set_xscale("log")
-    axes[1].axhline(2.5, color="k", ls="--", lw=0.8, label="2.5x (the claim)")
-    axes[1].set(xlabel="inversion steps N", ylabel="time / EasyInv (mean ± sd over seeds)", title="relative cost",
-                ylim=(0, None))
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_steps")
+    rows = [s["analytic"]["time_sweep"]["rows"] for s in per_seed]
+    methods = (("easyinv", "EasyInv"), ("fixed_point", "fixed point"), ("renoise", "ReNoise"))
+    return cost_vs_size(
+        run, "cost_vs_steps", [r["n_steps"] for r in rows[0]],
+        {label: [[r[f"{key}_seconds"] for r in rs] for rs in rows] for key, label in methods},
+        xlabel="inversion steps N", ylabel="thread CPU time [s] (mean ± sd over seeds)",
+        title="Inversion cost against N (analytic bed)",
+        ratios={f"{label} / EasyInv": [[r[f"{key}_over_easyinv_time"] for r in rs] for rs in rows]
+                for key, label in methods[1:]},
+        bounds={"2.5x (the claim)": 2.5}, ratio_ylabel="time / EasyInv (mean ± sd over seeds)")
 
 
 def _images_figure(run: Run, learned: dict) -> str:
