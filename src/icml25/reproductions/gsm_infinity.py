@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope
 from icml25.harness.timing import interleaved_seconds, median_seconds
 from icml25.reasoning.gsm_infinity import (
@@ -358,26 +359,17 @@ def _claim_overhead_sweep(sweeps: list[dict]) -> Claim:
 
 
 def _sweep_figure(run: Run, sweeps: list[dict]) -> str:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    counts = [r["problems"] for r in sweeps[0]["rows"]]
-    for key, style, label in (("direct", "-o", "oracle called directly"),
-                              ("harness", "--s", "evaluate(CallableModel)")):
-        med = [float(np.median([sw["rows"][i][f"{key}_seconds"] for sw in sweeps])) for i in range(len(counts))]
-        slope = float(np.mean([sw["slope"][key] for sw in sweeps]))
-        axes[0].loglog(counts, med, style, label=f"{label}: slope {slope:.2f}")
-    axes[0].set(xlabel="problems evaluated (8k-token contexts)", ylabel="wall-clock [s] (median over seeds)",
-                title="evaluation cost against the number of problems")
-    for sw in sweeps:
-        axes[1].semilogx(counts, [r["harness_over_direct_time"] for r in sw["rows"]], "-o", alpha=0.7)
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
-    axes[1].set(xlabel="problems evaluated", ylabel="harness / direct time", title="overhead (one line per seed)",
-                ylim=(0, 2))
-    for ax in axes:
-        ax.set_xticks(counts, [str(c) for c in counts])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "overhead_vs_problems")
+    rows = [sw["rows"] for sw in sweeps]
+    return cost_vs_size(
+        run, "overhead_vs_problems", [r["problems"] for r in rows[0]],
+        {"oracle called directly": [[r["direct_seconds"] for r in rs] for rs in rows],
+         "evaluate(CallableModel)": [[r["harness_seconds"] for r in rs] for rs in rows]},
+        xlabel="problems evaluated (8k-token contexts)", ylabel="wall-clock [s]",
+        title="evaluation cost against the number of problems",
+        ratios={f"seed {seed}": [r["harness_over_direct_time"] for r in rs]
+                for seed, rs in zip(run.seeds, rows, strict=True)},
+        bounds={"1.5x (the claim)": 1.5}, ratio_ylabel="harness / direct time",
+        ratio_title="overhead (one line per seed)")
 
 
 def _figure(runs: list[dict], run: Run) -> str:

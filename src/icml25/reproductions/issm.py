@@ -40,11 +40,11 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.ticker import NullLocator
 
 from icml25.data.stimulated_dynamics import simulate_dynamic_attractor, simulate_linear_latent, stimulation_trials
 from icml25.dynamics import ISSM, align_latents, aligned_r2, eigen_error
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -383,22 +383,11 @@ def _figure_dynamic_attractor(run: Run, traces: dict[str, np.ndarray]) -> str:
 
 
 def _sweep_figure(run: Run, sweep: dict[str, Any]) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_T"]
-    ts = [r["T"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for name, style, label in (("ssm", "-o", "SSM"), ("issm", "--s", "iSSM")):
-        axes[0].loglog(ts, [r[f"{name}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[name]:.2f}")
-    axes[0].set(xlabel="trial length T (steps)", ylabel="thread CPU time per step [s]",
-                title=f"training step (loss + backward), K = {sweep['K']}")
-    axes[1].semilogx(ts, [r["issm_over_ssm"] for r in rows], "-o", color="C2")
-    axes[1].axhline(SWEEP_RATIO_MAX, color="k", ls="--", lw=0.8, label=f"{SWEEP_RATIO_MAX}x (the claim)")
-    axes[1].axhline(1.0, color="0.6", ls=":", lw=0.8)
-    axes[1].set(xlabel="trial length T (steps)", ylabel="iSSM / SSM step time", title="relative cost")
-    for ax in axes:
-        ax.set_xticks(ts, [str(t) for t in ts])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = run.savefig(fig, "step_cost_vs_length")
-    plt.close(fig)
-    return name
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "step_cost_vs_length", [r["T"] for r in rows],
+        {"SSM": [r["ssm_seconds"] for r in rows], "iSSM": [r["issm_seconds"] for r in rows]},
+        xlabel="trial length T (steps)", ylabel="thread CPU time per step [s]",
+        title=f"training step (loss + backward), K = {sweep['K']}",
+        ratios={"iSSM / SSM": [r["issm_over_ssm"] for r in rows]},
+        bounds={f"{SWEEP_RATIO_MAX}x (the claim)": SWEEP_RATIO_MAX}, ratio_ylabel="iSSM / SSM step time")

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -365,22 +366,10 @@ def _figure(run: Run, synth: list[dict], real: list[dict], variants: dict) -> st
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
     """Left: step cost against d_sae (log-log, fitted slopes); right: the ratio with the claim's 1.5x line."""
-    rows, slopes = sweep["rows"], sweep["time_slope_in_d_sae"]
-    sizes = [r["d_sae"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("batchtopk", "-o", "BatchTopK"), ("matryoshka", "--s", "Matryoshka")):
-        axes[0].loglog(sizes, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="dictionary size d_sae (d = 384, batch 256, k = 16)", ylabel="thread CPU time [s]",
-                title="loss + backward cost against size")
-    axes[1].semilogx(sizes, [r["matryoshka_over_batchtopk_time_ratio"] for r in rows], "-o", color="C2")
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
-    axes[1].set(xlabel="dictionary size d_sae", ylabel="Matryoshka / BatchTopK step time", title="relative cost",
-                ylim=(0, 2))
-    for ax in axes:
-        ax.set_xticks(sizes, [str(s) for s in sizes])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = run.savefig(fig, "step_cost_vs_size")
-    plt.close(fig)
-    return name
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "step_cost_vs_size", [r["d_sae"] for r in rows],
+        {"BatchTopK": [r["batchtopk_seconds"] for r in rows], "Matryoshka": [r["matryoshka_seconds"] for r in rows]},
+        xlabel="dictionary size d_sae (d = 384, batch 256, k = 16)", title="loss + backward cost against size",
+        ratios={"Matryoshka / BatchTopK": [r["matryoshka_over_batchtopk_time_ratio"] for r in rows]},
+        bounds={"1.5x (the claim)": 1.5}, ratio_ylabel="Matryoshka / BatchTopK step time")
