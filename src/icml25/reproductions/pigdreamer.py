@@ -26,6 +26,7 @@ from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -484,22 +485,12 @@ def _figure(run: Run, per_seed: list[dict]) -> str:
 
 
 def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
-    widths = [r["width"] for r in per_seed[0]["sweep"]["rows"]]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for variant, style, label in (("unprivileged", "-o", "unprivileged (SafeDreamer-style)"),
-                                  ("pig", "--s", "PIGDreamer")):
-        cost = np.mean([[r[f"{variant}_seconds"] for r in s["sweep"]["rows"]] for s in per_seed], 0)
-        slope = np.mean([s["sweep"]["time_slope_in_width"][variant] for s in per_seed])
-        axes[0].loglog(widths, cost, style, label=f"{label}: slope {slope:.2f}")
-    axes[0].set(xlabel="world-model width w (deter = hidden)", ylabel="thread CPU seconds per update",
-                title="update cost against width (mean over seeds)")
-    for s in per_seed:
-        axes[1].semilogx(widths, [r["time_ratio"] for r in s["sweep"]["rows"]], ".", color="C2", alpha=0.5)
-    axes[1].semilogx(widths, np.mean([[r["time_ratio"] for r in s["sweep"]["rows"]] for s in per_seed], 0), "-o",
-                     color="C2", label="mean over seeds (dots: seeds)")
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
-    axes[1].set(xlabel="world-model width w", ylabel="PIGDreamer / unprivileged time", title="relative cost")
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "pigdreamer_cost_vs_width")
+    rows = [s["sweep"]["rows"] for s in per_seed]
+    return cost_vs_size(
+        run, "pigdreamer_cost_vs_width", [r["width"] for r in rows[0]],
+        {"unprivileged (SafeDreamer-style)": [[r["unprivileged_seconds"] for r in rs] for rs in rows],
+         "PIGDreamer": [[r["pig_seconds"] for r in rs] for rs in rows]},
+        xlabel="world-model width w (deter = hidden)", ylabel="thread CPU seconds per update",
+        title="update cost against width (mean over seeds)",
+        ratios={"PIGDreamer / unprivileged": [[r["time_ratio"] for r in rs] for rs in rows]},
+        bounds={"1.5x (the claim)": 1.5}, ratio_ylabel="PIGDreamer / unprivileged time", ratio_title="relative cost")

@@ -32,6 +32,7 @@ import torch
 
 from icml25.data.token_world import TokenWorld
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -354,24 +355,9 @@ def _figure(run: Run, per_seed: list[dict]) -> str:
 
 
 def _sweep_figure(run: Run, per_seed: list[dict]) -> str:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    ks = per_seed[0]["sweep"]["k"]
-    for m, style, color in (("args", "--s", "C1"), ("farma", "-o", "C3")):
-        t = np.array([s["sweep"]["seconds"][m] for s in per_seed])
-        sl = [s["sweep"]["time_slope_in_k"][m] for s in per_seed]
-        axes[0].errorbar(ks, t.mean(0), yerr=t.std(0), fmt=style, color=color,
-                         label=f"{m.upper() if m == 'args' else 'FaRMA'} (slope {np.mean(sl):.2f} ± {np.std(sl):.2f})")
-    ratio = np.array([np.divide(s["sweep"]["seconds"]["args"], s["sweep"]["seconds"]["farma"]) for s in per_seed])
-    axes[1].errorbar(ks, ratio.mean(0), yerr=ratio.std(0), fmt="-o", color="C0")
-    axes[1].axhline(2.5, color="k", ls="--", lw=0.8, label="2.5x (the k = 8 claim)")
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xticks(ks, [str(k) for k in ks])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    axes[0].set(yscale="log", xlabel="candidates per token k", ylabel="thread CPU time [s]",
-                title=f"decoding {SWEEP_PROMPTS} responses (mean ± sd over seeds)")
-    axes[1].set(yscale="log", xlabel="candidates per token k", ylabel="ARGS / FaRMA time",
-                title="speed-up of FaRMA against k")
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_k")
+    sec = {m: np.array([s["sweep"]["seconds"][m] for s in per_seed]) for m in ("args", "farma")}
+    return cost_vs_size(
+        run, "cost_vs_k", per_seed[0]["sweep"]["k"], {"ARGS": sec["args"], "FaRMA": sec["farma"]},
+        xlabel="candidates per token k", title=f"decoding {SWEEP_PROMPTS} responses (mean ± sd over seeds)",
+        ratios={"ARGS / FaRMA": sec["args"] / sec["farma"]}, bounds={"2.5x (the k = 8 claim)": 2.5},
+        ratio_ylabel="ARGS / FaRMA time", ratio_title="speed-up of FaRMA against k")

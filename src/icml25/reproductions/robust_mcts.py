@@ -22,6 +22,7 @@ from matplotlib.ticker import NullFormatter
 from scipy.optimize import linprog, minimize
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -534,23 +535,13 @@ def _figure_gambler(run: Run, succ: dict, exact: dict) -> str:
 
 
 def _figure_planning_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_n"]
-    ns = [r["n"] for r in rows]
+    rows = sweep["rows"]
     names = {"none": "Stochastic-Power-UCT", "tv": "TV", "chi2": "chi-square", "wasserstein": "Wasserstein"}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for i, m in enumerate(("none", *ROBUST_KINDS)):
-        axes[0].loglog(ns, [r["seconds"][m] for r in rows], "-o" if m == "none" else "--s", color=f"C{i}",
-                       label=f"{names[m]}: slope {slopes[m]:.2f}")
-    axes[0].set(xlabel="simulations per state n", ylabel="thread CPU time, 9 states [s]",
-                title="Gambler planning cost against n")
-    for i, m in enumerate(ROBUST_KINDS, start=1):
-        axes[1].semilogx(ns, [r["nominal_over_robust"][m] for r in rows], "-o", color=f"C{i}", label=names[m])
-    for floor, label in ((0.4, "0.4x (TV, chi2)"), (0.25, "0.25x (W1)")):
-        axes[1].axhline(floor, color="k", ls="--" if floor == 0.4 else ":", lw=0.8, label=label)
-    axes[1].set(xlabel="simulations per state n", ylabel="t(nominal) / t(robust)", title="relative speed")
-    for ax in axes:
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return run.savefig(fig, "planning_cost_vs_n")
+    return cost_vs_size(
+        run, "planning_cost_vs_n", [r["n"] for r in rows],
+        {names[m]: [r["seconds"][m] for r in rows] for m in ("none", *ROBUST_KINDS)},
+        xlabel="simulations per state n", ylabel="thread CPU time, 9 states [s]",
+        title="Gambler planning cost against n",
+        ratios={names[m]: [r["nominal_over_robust"][m] for r in rows] for m in ROBUST_KINDS},
+        bounds={"0.4x (TV, chi2)": 0.4, "0.25x (W1)": 0.25}, ratio_ylabel="t(nominal) / t(robust)",
+        ratio_title="relative speed")
