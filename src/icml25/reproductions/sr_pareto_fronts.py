@@ -25,6 +25,7 @@ from sklearn.datasets import load_diabetes, make_friedman1
 
 from icml25.data.feynman import FEYNMAN_FORMULAS, make_feynman
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.parallel import run_jobs
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
@@ -449,22 +450,15 @@ def _claim_speed_sweep(sweep: dict) -> Claim:
 
 
 def _figure_speed_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_points"]
-    points = [r["n_points"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("closure", "-o", "compiled closures"), ("eval", "--s", "official per-call eval"),
-                              ("parse", ":^", "eval's parse + compile alone")):
-        axes[0].loglog(points, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="data points n", ylabel="thread CPU time [s]",
-                title=f"evaluating {sweep['n_expressions']} expressions")
-    axes[1].semilogx(points, [r["speedup"] for r in rows], "-o", color="C2")
-    axes[1].axhline(3.0, color="k", ls="--", lw=0.8, label="3x (the 300-point claim)")
-    axes[1].axhline(1.0, color="gray", ls=":", lw=0.8)
-    axes[1].set(xlabel="data points n", ylabel="eval / closure time", title="speed-up of the closures")
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "closure_vs_eval_sweep")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "closure_vs_eval_sweep", [r["n_points"] for r in rows],
+        {label: [r[f"{key}_seconds"] for r in rows]
+         for key, label in (("closure", "compiled closures"), ("eval", "official per-call eval"),
+                            ("parse", "eval's parse + compile alone"))},
+        xlabel="data points n", title=f"evaluating {sweep['n_expressions']} expressions",
+        ratios={"eval / closure": [r["speedup"] for r in rows]}, bounds={"3x (the 300-point claim)": 3.0},
+        ratio_ylabel="eval / closure time", ratio_title="speed-up of the closures")
 
 
 def _figure(run: Run, fronts: dict, cards: dict, optimizers: dict, columns: tuple[str, ...]) -> str:

@@ -32,6 +32,7 @@ from sklearn.metrics import label_ranking_average_precision_score
 
 from icml25.data.mvml import MVMLSplit, load_digits_mvml, split_mvml, synthetic_mvml_model
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -483,16 +484,10 @@ def _figure_tensor(run: Run, denoise: list, history: dict) -> str:
 
 
 def _figure_prox_sweep(run: Run, sweep: dict[str, Any]) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_entries"]
-    entries = [r["entries"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("tnn", "-o", "prox_tnn (t-SVT)"), ("ltr", "--s", "prox_ltr")):
-        axes[0].loglog(entries, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="tensor entries (n x 1.5n x 64)", ylabel="thread CPU time [s]", title="prox cost against size")
-    axes[1].semilogx(entries, [r["ltr_over_tnn_time_ratio"] for r in rows], "-o", color="C2")
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5x (the claim)")
-    axes[1].set(xlabel="tensor entries", ylabel="prox_ltr / prox_tnn time", title="relative cost")
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "prox_cost_vs_size")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "prox_cost_vs_size", [r["entries"] for r in rows],
+        {"prox_tnn (t-SVT)": [r["tnn_seconds"] for r in rows], "prox_ltr": [r["ltr_seconds"] for r in rows]},
+        xlabel="tensor entries (n x 1.5n x 64)", title="prox cost against size",
+        ratios={"prox_ltr / prox_tnn": [r["ltr_over_tnn_time_ratio"] for r in rows]},
+        bounds={"1.5x (the claim)": 1.5}, ratio_ylabel="prox_ltr / prox_tnn time")

@@ -25,6 +25,7 @@ from scipy.spatial.distance import cdist
 
 from icml25.data.hierarchical_docs import digit_histograms, hierarchical_cloud, sparse_documents
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -488,22 +489,13 @@ def _figure(run: Run, syn: dict[str, list[float]], dig: dict[str, list[float]], 
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    n = np.asarray(sweep["n"])
-    slopes = sweep["time_slope_in_n"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    styles = {"UltraTWD-GD": "-o", "ot.emd2": "-s", "sliced W1": "-^", "UltraTWD-GD fit": "--o"}
-    for name, style in styles.items():
-        axes[0].loglog(n, sweep["seconds"][name], style, label=f"{name} (slope {slopes[name]:.2f})")
-    axes[0].set(xlabel="support size n", ylabel="seconds (median, thread CPU time)",
-                title=f"all {sweep['pairs']} pairs of {sweep['n_docs']} dense histograms; the fit is one-off")
-    axes[1].loglog(n, sweep["speedup_emd2_over_twd"], "-o", color="tab:green")
-    axes[1].set(xlabel="support size n", ylabel="t(ot.emd2) / t(TWD)", title="speed-up of TWD over exact OT")
-    for ax in axes:
-        ax.set_xticks(n, [str(v) for v in n])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "ultratwd_cost_vs_n")
+    return cost_vs_size(
+        run, "ultratwd_cost_vs_n", sweep["n"],
+        {name: sweep["seconds"][name] for name in ("UltraTWD-GD", "ot.emd2", "sliced W1", "UltraTWD-GD fit")},
+        xlabel="support size n", ylabel="seconds (median, thread CPU time)",
+        title=f"all {sweep['pairs']} pairs of {sweep['n_docs']} dense histograms; the fit is one-off",
+        ratios={"ot.emd2 / TWD": sweep["speedup_emd2_over_twd"]}, ratio_ylabel="t(ot.emd2) / t(TWD)",
+        ratio_title="speed-up of TWD over exact OT", ratio_log=True)
 
 
 def _dendrogram_figure(run: Run, Z: np.ndarray) -> str:

@@ -26,6 +26,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from icml25.data.molecules import make_molecule_like
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import median_seconds
@@ -458,23 +459,7 @@ def _figures(run: Run, per_seed: list[dict], grid: tuple[float, ...], timing: di
     ax2.set_title("L1 sparsity vs fit (mean over seeds)")
     names.append(run.savefig(fig, "weights"))
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ax.loglog(
-        timing["sizes"],
-        timing["wilt_seconds_per_pair"],
-        "o-",
-        label=f"d_WILT (slope {timing['wilt_time_slope']:.2f})",
-    )
-    ax.loglog(
-        timing["sizes"],
-        timing["pot_seconds_per_pair"],
-        "s-",
-        label=f"WWL via ot.emd2 (slope {timing['pot_time_slope']:.2f})",
-    )
-    ax.set_xlabel("vertices per graph")
-    ax.set_ylabel("seconds per pair")
-    ax.legend()
-    names.append(run.savefig(fig, "timing"))
+    names.append(_timing_figure(run, timing))
 
     if p["best"] is not None:
         tree, best = p["tree"], p["best"]
@@ -505,3 +490,10 @@ def _figures(run: Run, per_seed: list[dict], grid: tuple[float, ...], timing: di
         ax2.set_title("its occurrence in a positive graph")
         names.append(run.savefig(fig, "motif"))
     return names
+
+
+def _timing_figure(run: Run, timing: dict) -> str:
+    return cost_vs_size(
+        run, "timing", timing["sizes"],
+        {"d_WILT": timing["wilt_seconds_per_pair"], "WWL via ot.emd2": timing["pot_seconds_per_pair"]},
+        xlabel="vertices per graph", ylabel="seconds per pair", title="")
