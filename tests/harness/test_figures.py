@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from icml25.harness import Run  # noqa: E402
-from icml25.harness.figures import cost_vs_size  # noqa: E402
+from icml25.harness.figures import cost_panel, cost_vs_size, ratio_panel  # noqa: E402
 
 SIZES = [10, 20, 40, 80]
 
@@ -57,3 +57,33 @@ def test_size_ticks_are_the_sizes_themselves(tmp_path, monkeypatch):
     (ax,) = plt.gcf().axes
     assert [t.get_text() for t in ax.get_xticklabels()] == ["640", "40960", "2.46e+06"]
     assert ax.xaxis.get_minorticklocs().size == 0
+
+
+def test_cost_panel_takes_a_grid_per_curve_and_draws_reference_slopes():
+    fig, ax = plt.subplots()
+    cost_panel(ax, {"lazy": [1e3, 1e6, 1e9, 1e12], "dense": [1e4, 1e5, 1e6]},
+               {"lazy": [1.0, 1.0, 1.0, 1.0], "dense": [1e-3, 1e-2, 1e-1]}, xlabel="d", references={"O(d)": 1.0})
+    lines = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert lines == {"lazy (slope 0.00)", "dense (slope 1.00)", "O(d)"}
+    ref = next(line for line in ax.get_lines() if line.get_label() == "O(d)")
+    assert np.allclose(ref.get_ydata(), [1.0, 1e3, 1e6, 1e9])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1000", "10000", "1e+05", "1e+06", "1e+09", "1e+12"]
+    plt.close(fig)
+
+
+def test_a_grid_missing_for_a_curve_is_refused():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="sizes has no grid for the curve 'b'"):
+        cost_panel(ax, {"a": [1, 2]}, {"a": [1.0, 2.0], "b": [1.0, 2.0]}, xlabel="n")
+    plt.close(fig)
+
+
+def test_ratio_panel_keeps_the_bound_in_view_and_many_sizes_fall_back_to_decades():
+    fig, ax = plt.subplots()
+    sizes = [2**k for k in range(10)]
+    ratio_panel(ax, sizes, {"ours / theirs": [1.4 + 0.001 * k for k in range(10)]}, xlabel="n",
+                bounds={"1.5x (the claim)": 1.5})
+    low, high = ax.get_ylim()
+    assert 1.35 < low < 1.4 and high > 1.5
+    assert "16" not in [t.get_text() for t in ax.get_xticklabels()] and len(ax.get_xticks()) < len(sizes)
+    plt.close(fig)

@@ -3,13 +3,15 @@
 :func:`cost_vs_size` draws the evidence behind a speed claim at full scale: the cost of the method
 and of its baseline against the work size on log-log axes, each labelled with its fitted log-log
 slope (:func:`icml25.harness.stats.loglog_slope`), and beside it their ratio against the size with
-the claim's bound.
+the claim's bound. Figures with more panels build them from :func:`cost_panel` and
+:func:`ratio_panel`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import cycle
+from typing import Any
 
 import numpy as np
 from matplotlib.ticker import NullLocator
@@ -18,8 +20,11 @@ from icml25.harness.contract import Run
 from icml25.harness.stats import loglog_slope
 
 STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
+RATIO_COLORS = ("C2", "C4", "C5", "C6")
+MAX_SIZE_TICKS = 8
 
 Series = Sequence[float] | Sequence[Sequence[float]] | np.ndarray
+Sizes = Sequence[float] | Mapping[str, Sequence[float]]
 
 
 def _rows(values: Series, n: int, what: str) -> np.ndarray:
@@ -32,9 +37,26 @@ def _rows(values: Series, n: int, what: str) -> np.ndarray:
     return arr
 
 
+def _sizes_of(sizes: Sizes, label: str) -> np.ndarray:
+    if isinstance(sizes, Mapping):
+        if label not in sizes:
+            raise ValueError(f"sizes has no grid for the curve {label!r}; it has {sorted(sizes)}")
+        return np.asarray(sizes[label], dtype=float)
+    return np.asarray(sizes, dtype=float)
+
+
 def _tick(size: float) -> str:
     """A size as a tick label: whole numbers below 100,000 in full, the rest to three significant digits."""
     return str(int(size)) if float(size).is_integer() and size < 1e5 else f"{size:.3g}"
+
+
+def _size_axis(ax: Any, sizes: np.ndarray) -> None:
+    """Log size axis with a labelled tick at each size (at most ``MAX_SIZE_TICKS`` of them; else decades)."""
+    ax.set_xscale("log")
+    ticks = np.unique(sizes)
+    if len(ticks) <= MAX_SIZE_TICKS:
+        ax.set_xticks(ticks, [_tick(v) for v in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _slope_text(slope: float | Sequence[float]) -> str:
@@ -42,17 +64,85 @@ def _slope_text(slope: float | Sequence[float]) -> str:
     return f"slope {s.mean():.2f}" if s.size == 1 else f"slope {s.mean():.2f} ± {s.std(ddof=1):.2f}"
 
 
-def _errorbars(ax, sizes: np.ndarray, rows: np.ndarray, style: str, label: str, color: str | None = None) -> None:
+def _errorbars(ax: Any, sizes: np.ndarray, rows: np.ndarray, style: str, label: str, color: str | None) -> None:
     """Mean over the rows with their sample standard deviation (no bar for a single row)."""
     sd = rows.std(axis=0, ddof=1) if len(rows) > 1 else None
     ax.errorbar(sizes, rows.mean(axis=0), yerr=sd, fmt=style, color=color, capsize=3 if sd is not None else 0,
                 label=label)
 
 
+def cost_panel(
+    ax: Any,
+    sizes: Sizes,
+    costs: Mapping[str, Series],
+    *,
+    xlabel: str,
+    title: str = "",
+    ylabel: str = "thread CPU time [s]",
+    slopes: Mapping[str, float | Sequence[float]] | None = None,
+    colors: Mapping[str, str] | None = None,
+    styles: Mapping[str, str] | None = None,
+    references: Mapping[str, float] | None = None,
+) -> None:
+    """Draw each curve of ``costs`` against its sizes into ``ax`` on log-log axes.
+
+    ``costs`` maps a label to one value per size, or one row of them per seed (drawn as mean ± sd);
+    ``sizes`` is one grid for all curves or a grid per label. The legend gives each curve's fitted
+    log-log slope (per seed, then mean ± sd); ``slopes`` (label -> slope, or one per seed) replaces
+    the fit where the reproduction fitted it itself, e.g. on part of the range. ``references``
+    (legend text -> exponent) adds a thin grey line of that slope through the first curve's first
+    point, the paper's complexity to compare with.
+    """
+    plotted = []
+    for (label, values), style in zip(costs.items(), cycle(STYLES)):
+        x = _sizes_of(sizes, label)
+        rows = _rows(values, len(x), f"costs[{label!r}]")
+        slope = slopes[label] if slopes and label in slopes else [loglog_slope(x, r) for r in rows]
+        _errorbars(ax, x, rows, (styles or {}).get(label, style), f"{label} ({_slope_text(slope)})",
+                   (colors or {}).get(label))
+        plotted.append((x, rows.mean(axis=0)))
+    for (label, exponent), ls in zip((references or {}).items(), cycle((":", "--", "-."))):
+        x0, y0 = plotted[0][0], plotted[0][1]
+        ax.plot(x0, y0[0] * (x0 / x0[0]) ** exponent, color="grey", ls=ls, lw=0.8, label=label)
+    ax.set(yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
+    _size_axis(ax, np.concatenate([x for x, _ in plotted]))
+    ax.legend(fontsize=7)
+
+
+def ratio_panel(
+    ax: Any,
+    sizes: Sizes,
+    ratios: Mapping[str, Series],
+    *,
+    xlabel: str,
+    title: str = "relative cost",
+    ylabel: str = "time ratio",
+    bounds: Mapping[str, float] | None = None,
+    log: bool = False,
+    colors: Mapping[str, str] | None = None,
+) -> None:
+    """Draw each ratio of ``ratios`` (as in :func:`cost_panel`) against the size into ``ax``, with each of
+    ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
+
+    The size axis is logarithmic, the ratio axis too with ``log``; its range fits the ratios and the
+    bounds, so a ratio near its bound stays readable.
+    """
+    xs = []
+    for (label, values), style, color in zip(ratios.items(), cycle(STYLES), cycle(RATIO_COLORS)):
+        x = _sizes_of(sizes, label)
+        _errorbars(ax, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, (colors or {}).get(label, color))
+        xs.append(x)
+    for (label, value), ls in zip((bounds or {}).items(), cycle(("--", ":", "-."))):
+        ax.axhline(value, color="k", ls=ls, lw=0.8, label=label)
+    ax.set(yscale="log" if log else "linear", xlabel=xlabel, ylabel=ylabel, title=title)
+    _size_axis(ax, np.concatenate(xs))
+    ax.legend(fontsize=7)
+
+
 def cost_vs_size(
     run: Run,
     name: str,
-    sizes: Sequence[float],
+    sizes: Sizes,
     costs: Mapping[str, Series],
     *,
     xlabel: str,
@@ -64,38 +154,21 @@ def cost_vs_size(
     ratio_title: str = "relative cost",
     ratio_log: bool = False,
     slopes: Mapping[str, float | Sequence[float]] | None = None,
+    references: Mapping[str, float] | None = None,
 ) -> str:
     """Save the cost-against-size figure ``<name>.png`` of ``run``; return its file name.
 
-    Left panel: each curve of ``costs`` (label -> one value per size, or one row of them per seed)
-    against ``sizes`` on log-log axes, mean ± sd over seeds, its legend giving the fitted log-log
-    slope (per seed, then mean ± sd). ``slopes`` (label -> slope, or one per seed) replaces the fit
-    where the reproduction fitted it itself, e.g. on part of the range. Right panel, drawn when
-    ``ratios`` is given: each ratio against the size (log x; log y with ``ratio_log``; the y range fits
-    the ratios and the bounds, so a ratio near its bound stays readable), with each of
-    ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
+    Left panel: :func:`cost_panel` of ``costs`` (with ``slopes`` and ``references``). Right panel,
+    drawn when ``ratios`` is given: :func:`ratio_panel` of ``ratios`` with ``bounds`` (log ratio axis
+    with ``ratio_log``).
     """
     import matplotlib.pyplot as plt
 
-    x = np.asarray(sizes, dtype=float)
     fig, axes = plt.subplots(1, 2 if ratios else 1, figsize=(10.5 if ratios else 5.5, 3.9), squeeze=False)
-    left = axes[0, 0]
-    for (label, values), style in zip(costs.items(), cycle(STYLES)):
-        rows = _rows(values, len(x), f"costs[{label!r}]")
-        slope = slopes[label] if slopes and label in slopes else [loglog_slope(x, r) for r in rows]
-        _errorbars(left, x, rows, style, f"{label} ({_slope_text(slope)})")
-    left.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
+    cost_panel(axes[0, 0], sizes, costs, xlabel=xlabel, title=title, ylabel=ylabel, slopes=slopes,
+               references=references)
     if ratios:
-        right = axes[0, 1]
-        for (label, values), style, color in zip(ratios.items(), cycle(STYLES), cycle(("C2", "C4", "C5", "C6"))):
-            _errorbars(right, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, color)
-        for (label, value), ls in zip((bounds or {}).items(), cycle(("--", ":", "-."))):
-            right.axhline(value, color="k", ls=ls, lw=0.8, label=label)
-        right.set(xscale="log", yscale="log" if ratio_log else "linear", xlabel=xlabel, ylabel=ratio_ylabel,
-                  title=ratio_title)
-    for ax in axes.ravel():
-        ax.set_xticks(x, [_tick(v) for v in x])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize=7)
+        ratio_panel(axes[0, 1], sizes, ratios, xlabel=xlabel, title=ratio_title, ylabel=ratio_ylabel, bounds=bounds,
+                    log=ratio_log)
     fig.tight_layout()
     return run.savefig(fig, name)
