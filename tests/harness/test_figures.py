@@ -87,3 +87,15 @@ def test_ratio_panel_keeps_the_bound_in_view_and_many_sizes_fall_back_to_decades
     assert 1.35 < low < 1.4 and high > 1.5
     assert "16" not in [t.get_text() for t in ax.get_xticklabels()] and len(ax.get_xticks()) < len(sizes)
     plt.close(fig)
+
+
+def test_median_centre_draws_the_median_and_each_seed_and_rejects_other_centres():
+    fig, ax = plt.subplots()
+    rows = [[1.0, 2.0, 4.0], [1.0, 2.0, 40.0], [1.0, 2.0, 8.0]]
+    cost_panel(ax, [1, 2, 4], {"ours": rows}, xlabel="n", center="median")
+    centre, seeds = ax.get_lines()[:2]
+    assert np.allclose(centre.get_ydata(), [1.0, 2.0, 8.0]) and len(seeds.get_ydata()) == 9
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ours (slope 1.50, median of 3)"]
+    with pytest.raises(ValueError, match="center must be one of"):
+        ratio_panel(ax, [1, 2, 4], {"r": rows}, xlabel="n", center="max")
+    plt.close(fig)

@@ -22,6 +22,7 @@ from icml25.harness.stats import loglog_slope
 STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
 RATIO_COLORS = ("C2", "C4", "C5", "C6")
 MAX_SIZE_TICKS = 8
+CENTERS = ("mean", "median")
 
 Series = Sequence[float] | Sequence[Sequence[float]] | np.ndarray
 Sizes = Sequence[float] | Mapping[str, Sequence[float]]
@@ -59,16 +60,34 @@ def _size_axis(ax: Any, sizes: np.ndarray) -> None:
         ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _slope_text(slope: float | Sequence[float]) -> str:
+def _slope_text(slope: float | Sequence[float], center: str) -> str:
     s = np.atleast_1d(np.asarray(slope, dtype=float))
-    return f"slope {s.mean():.2f}" if s.size == 1 else f"slope {s.mean():.2f} ± {s.std(ddof=1):.2f}"
+    if s.size == 1:
+        return f"slope {s[0]:.2f}"
+    if center == "median":
+        return f"slope {np.median(s):.2f}, median of {s.size}"
+    return f"slope {s.mean():.2f} ± {s.std(ddof=1):.2f}"
 
 
-def _errorbars(ax: Any, sizes: np.ndarray, rows: np.ndarray, style: str, label: str, color: str | None) -> None:
-    """Mean over the rows with their sample standard deviation (no bar for a single row)."""
+def _check_center(center: str) -> None:
+    if center not in CENTERS:
+        raise ValueError(f"center must be one of {CENTERS}, got {center!r}")
+
+
+def _draw_rows(ax: Any, sizes: np.ndarray, rows: np.ndarray, style: str, label: str, color: str | None,
+               center: str) -> np.ndarray:
+    """Draw the rows (one per seed) and return the drawn centre line: the mean with the sample standard deviation
+    as error bars, or the median with each row's points drawn faintly. A single row is drawn as it is."""
+    if center == "median" and len(rows) > 1:
+        line = np.median(rows, axis=0)
+        (drawn,) = ax.plot(sizes, line, style, color=color, label=label)
+        ax.plot(np.tile(sizes, len(rows)), rows.ravel(), ls="none", marker=drawn.get_marker(), color=drawn.get_color(),
+                alpha=0.3, markersize=4)
+        return line
+    line = rows.mean(axis=0)
     sd = rows.std(axis=0, ddof=1) if len(rows) > 1 else None
-    ax.errorbar(sizes, rows.mean(axis=0), yerr=sd, fmt=style, color=color, capsize=3 if sd is not None else 0,
-                label=label)
+    ax.errorbar(sizes, line, yerr=sd, fmt=style, color=color, capsize=3 if sd is not None else 0, label=label)
+    return line
 
 
 def cost_panel(
@@ -83,24 +102,27 @@ def cost_panel(
     colors: Mapping[str, str] | None = None,
     styles: Mapping[str, str] | None = None,
     references: Mapping[str, float] | None = None,
+    center: str = "mean",
 ) -> None:
     """Draw each curve of ``costs`` against its sizes into ``ax`` on log-log axes.
 
-    ``costs`` maps a label to one value per size, or one row of them per seed (drawn as mean ± sd);
+    ``costs`` maps a label to one value per size, or one row of them per seed (drawn as mean ± sd, or
+    with ``center="median"`` as the median over seeds with each seed's points faint, for a claim
+    stated on medians);
     ``sizes`` is one grid for all curves or a grid per label. The legend gives each curve's fitted
-    log-log slope (per seed, then mean ± sd); ``slopes`` (label -> slope, or one per seed) replaces
+    log-log slope (per seed, then mean ± sd, or their median); ``slopes`` (label -> slope, or one per seed) replaces
     the fit where the reproduction fitted it itself, e.g. on part of the range. ``references``
     (legend text -> exponent) adds a thin grey line of that slope through the first curve's first
     point, the paper's complexity to compare with.
     """
+    _check_center(center)
     plotted = []
     for (label, values), style in zip(costs.items(), cycle(STYLES)):
         x = _sizes_of(sizes, label)
         rows = _rows(values, len(x), f"costs[{label!r}]")
         slope = slopes[label] if slopes and label in slopes else [loglog_slope(x, r) for r in rows]
-        _errorbars(ax, x, rows, (styles or {}).get(label, style), f"{label} ({_slope_text(slope)})",
-                   (colors or {}).get(label))
-        plotted.append((x, rows.mean(axis=0)))
+        plotted.append((x, _draw_rows(ax, x, rows, (styles or {}).get(label, style),
+                                      f"{label} ({_slope_text(slope, center)})", (colors or {}).get(label), center)))
     for (label, exponent), ls in zip((references or {}).items(), cycle((":", "--", "-."))):
         x0, y0 = plotted[0][0], plotted[0][1]
         ax.plot(x0, y0[0] * (x0 / x0[0]) ** exponent, color="grey", ls=ls, lw=0.8, label=label)
@@ -120,17 +142,20 @@ def ratio_panel(
     bounds: Mapping[str, float] | None = None,
     log: bool = False,
     colors: Mapping[str, str] | None = None,
+    center: str = "mean",
 ) -> None:
-    """Draw each ratio of ``ratios`` (as in :func:`cost_panel`) against the size into ``ax``, with each of
-    ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
+    """Draw each ratio of ``ratios`` (as in :func:`cost_panel`, with its ``center``) against the size into
+    ``ax``, with each of ``bounds`` (legend text -> value) as a black line, dashed, dotted, then dash-dotted.
 
     The size axis is logarithmic, the ratio axis too with ``log``; its range fits the ratios and the
     bounds, so a ratio near its bound stays readable.
     """
+    _check_center(center)
     xs = []
     for (label, values), style, color in zip(ratios.items(), cycle(STYLES), cycle(RATIO_COLORS)):
         x = _sizes_of(sizes, label)
-        _errorbars(ax, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, (colors or {}).get(label, color))
+        _draw_rows(ax, x, _rows(values, len(x), f"ratios[{label!r}]"), style, label, (colors or {}).get(label, color),
+                   center)
         xs.append(x)
     for (label, value), ls in zip((bounds or {}).items(), cycle(("--", ":", "-."))):
         ax.axhline(value, color="k", ls=ls, lw=0.8, label=label)
@@ -155,10 +180,11 @@ def cost_vs_size(
     ratio_log: bool = False,
     slopes: Mapping[str, float | Sequence[float]] | None = None,
     references: Mapping[str, float] | None = None,
+    center: str = "mean",
 ) -> str:
     """Save the cost-against-size figure ``<name>.png`` of ``run``; return its file name.
 
-    Left panel: :func:`cost_panel` of ``costs`` (with ``slopes`` and ``references``). Right panel,
+    Left panel: :func:`cost_panel` of ``costs`` (with ``slopes``, ``references`` and ``center``). Right panel,
     drawn when ``ratios`` is given: :func:`ratio_panel` of ``ratios`` with ``bounds`` (log ratio axis
     with ``ratio_log``).
     """
@@ -166,9 +192,9 @@ def cost_vs_size(
 
     fig, axes = plt.subplots(1, 2 if ratios else 1, figsize=(10.5 if ratios else 5.5, 3.9), squeeze=False)
     cost_panel(axes[0, 0], sizes, costs, xlabel=xlabel, title=title, ylabel=ylabel, slopes=slopes,
-               references=references)
+               references=references, center=center)
     if ratios:
         ratio_panel(axes[0, 1], sizes, ratios, xlabel=xlabel, title=ratio_title, ylabel=ratio_ylabel, bounds=bounds,
-                    log=ratio_log)
+                    log=ratio_log, center=center)
     fig.tight_layout()
     return run.savefig(fig, name)
