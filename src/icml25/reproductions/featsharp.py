@@ -30,6 +30,7 @@ import torch.nn.functional as F
 
 from icml25.data.digit_scenes import digit_scenes
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.parallel import run_jobs
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
@@ -390,23 +391,13 @@ def _metrics_figure(run: Run, per_seed: list[dict]) -> str:
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    rows, slopes, factor = sweep["rows"], sweep["time_slope_in_pixels"], sweep["factor"]
-    res = [r["native_res"] for r in rows]
-    pixels = [r["pixels"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("encoder", "-o", "one encoder pass"), ("featsharp", "--s", f"FeatSharp (s = {factor})")):
-        axes[0].loglog(pixels, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].loglog(pixels, [(1 + factor**2) * r["encoder_seconds"] for r in rows], ":", color="gray",
-                   label=f"{1 + factor**2} encoder passes")
-    axes[0].set(xlabel="native pixels R²", ylabel="thread CPU time [s]",
-                title=f"cost against resolution ({sweep['n_images']} scenes)")
-    axes[1].semilogx(pixels, [r["time_over_passes"] for r in rows], "-o", color="C2")
-    axes[1].axhline(1.5, color="k", ls="--", lw=0.8, label="1.5 (the claim)")
-    axes[1].set(xlabel="native pixels R²", ylabel=f"FeatSharp / encoder pass / {1 + factor**2}",
-                title="normalised cost")
-    for ax in axes:
-        ax.set_xticks(pixels, [f"{r}²" for r in res])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_resolution")
+    rows, factor = sweep["rows"], sweep["factor"]
+    encoder = [r["encoder_seconds"] for r in rows]
+    return cost_vs_size(
+        run, "cost_vs_resolution", [r["pixels"] for r in rows],
+        {"one encoder pass": encoder, f"FeatSharp (s = {factor})": [r["featsharp_seconds"] for r in rows],
+         f"{1 + factor**2} encoder passes": [(1 + factor**2) * t for t in encoder]},
+        xlabel="native pixels R²", title=f"cost against resolution ({sweep['n_images']} scenes)",
+        ratios={"FeatSharp / encoder pass / (1 + s²)": [r["time_over_passes"] for r in rows]},
+        bounds={"1.5 (the claim)": 1.5}, ratio_ylabel=f"FeatSharp / encoder pass / {1 + factor**2}",
+        ratio_title="normalised cost")

@@ -59,6 +59,7 @@ from icml25.federated.ferret import (
 )
 from icml25.federated.torch_clients import accuracy_evaluator, module_to_arrays
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -627,23 +628,14 @@ def _figures(run: Run, per_seed: dict, tuning: dict) -> list[str]:
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_parameters"]
-    params = [r["parameters"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("fedkseed", "-o", "FedKSeed (tuned)"), ("ferret", "--s", "Ferret (tuned)")):
-        axes[0].loglog(params, [r[f"{key}_round_seconds"] for r in rows], style,
-                       label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="parameters (MLP 64-w-w-10)", ylabel="thread CPU time per round [s]",
-                title="round cost against model size")
-    ratios = [r["ferret_over_fedkseed_round_time"] for r in rows]
-    axes[1].semilogx(params, ratios, "-o", color="C2")
-    for bound in (0.5 * ratios[0], 2 * ratios[0]):
-        axes[1].axhline(bound, color="k", ls="--", lw=0.8)
-    axes[1].set(xlabel="parameters", ylabel="Ferret / FedKSeed round time", title="relative cost (dashed: the claim)",
-                ylim=(0, None))
-    for ax in axes:
-        ax.set_xticks(params, [f"{p:,}" for p in params], rotation=30)
-        ax.minorticks_off()
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "round_cost_vs_size")
+    rows = sweep["rows"]
+    first = rows[0]["ferret_over_fedkseed_round_time"]
+    return cost_vs_size(
+        run, "round_cost_vs_size", [r["parameters"] for r in rows],
+        {"FedKSeed (tuned)": [r["fedkseed_round_seconds"] for r in rows],
+         "Ferret (tuned)": [r["ferret_round_seconds"] for r in rows]},
+        xlabel="parameters (MLP 64-w-w-10)", ylabel="thread CPU time per round [s]",
+        title="round cost against model size",
+        ratios={"Ferret / FedKSeed": [r["ferret_over_fedkseed_round_time"] for r in rows]},
+        bounds={"0.5x its value at the smallest width": 0.5 * first, "2x its value at the smallest width": 2 * first},
+        ratio_ylabel="Ferret / FedKSeed round time", ratio_title="relative cost (dashed: the claim)")

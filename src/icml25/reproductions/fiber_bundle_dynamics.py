@@ -40,6 +40,7 @@ from icml25.control.fiber_bundle_dynamics import (
     vector_field_error,
 )
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -408,25 +409,12 @@ def _figure(run: Run, example: dict, summary: dict, rates: dict, learn: list[dic
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
     """Left: filter cost against the number of obstacles (log-log, fitted slopes); right: the ratio with the 2x line."""
-    rows, slope = sweep["rows"], sweep["median_time_slope"]
-    ns = [r["n_obstacles"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("blind", "-o", "noise-blind CBF"), ("mcbf", "--s", "mCBF")):
-        for s in sweep["per_seed"]:
-            axes[0].loglog(ns, [r[f"{key}_seconds"] for r in s["rows"]], style[1:], alpha=0.25,
-                           color="tab:orange" if key == "blind" else "tab:blue")
-        axes[0].loglog(ns, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slope[key]:.2f}",
-                       color="tab:orange" if key == "blind" else "tab:blue")
-    axes[0].set(xlabel="obstacles n (QP constraints n + 4), 30 states per call", ylabel="thread CPU time [s]",
-                title="safety-filter cost against size (median over seeds)")
-    for s in sweep["per_seed"]:
-        axes[1].semilogx(ns, [r["mcbf_over_blind_time_ratio"] for r in s["rows"]], "o", alpha=0.3, color="C2")
-    axes[1].semilogx(ns, [r["mcbf_over_blind_time_ratio"] for r in rows], "-o", color="C2", label="median over seeds")
-    axes[1].axhline(2.0, color="k", ls="--", lw=0.8, label="2x (the claim)")
-    axes[1].set(xlabel="obstacles n", ylabel="mCBF / noise-blind time", title="relative cost", ylim=(0, 2.5))
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    name = run.savefig(fig, "filter_cost_vs_size")
-    plt.close(fig)
-    return name
+    per_seed = [s["rows"] for s in sweep["per_seed"]]
+    return cost_vs_size(
+        run, "filter_cost_vs_size", [r["n_obstacles"] for r in per_seed[0]],
+        {label: [[r[f"{key}_seconds"] for r in rows] for rows in per_seed]
+         for key, label in (("blind", "noise-blind CBF"), ("mcbf", "mCBF"))},
+        xlabel="obstacles n (QP constraints n + 4), 30 states per call",
+        title="safety-filter cost against size (mean ± sd over seeds)",
+        ratios={"mCBF / noise-blind": [[r["mcbf_over_blind_time_ratio"] for r in rows] for rows in per_seed]},
+        bounds={"2x (the claim)": 2.0}, ratio_ylabel="mCBF / noise-blind time")

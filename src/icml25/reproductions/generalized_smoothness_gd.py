@@ -32,6 +32,7 @@ from sklearn.preprocessing import StandardScaler
 
 from icml25.data import load_breast_cancer_split
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -299,22 +300,15 @@ def _dimension_sweep(seed: int, dims: tuple[int, ...], n_iter: int, repeats: int
 
 
 def _figure_dimension_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_d"]
-    ds = [r["d"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("plain_gd", "-o", "plain GD"), ("ell_closed_form", "--s", "ℓ-GD closed form"),
-                              ("ell_quadrature", ":^", "ℓ-GD quadrature")):
-        axes[0].loglog(ds, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="dimension d", ylabel="thread CPU time per iteration [s]", title="F1: cost per iteration")
-    axes[1].semilogx(ds, [r["closed_form_over_plain_time"] for r in rows], "--s", color="C1", label="closed form")
-    axes[1].semilogx(ds, [r["quadrature_over_plain_time"] for r in rows], ":^", color="C2", label="quadrature")
-    axes[1].axhline(3.0, color="k", ls="--", lw=0.8, label="3× (the claim)")
-    axes[1].axhline(1.0, color="0.6", lw=0.8)
-    axes[1].set(xlabel="dimension d", ylabel="ℓ-GD / plain GD per iteration", title="relative cost")
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "cost_vs_dimension")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "cost_vs_dimension", [r["d"] for r in rows],
+        {label: [r[f"{key}_seconds"] for r in rows] for key, label in (
+            ("plain_gd", "plain GD"), ("ell_closed_form", "ℓ-GD closed form"), ("ell_quadrature", "ℓ-GD quadrature"))},
+        xlabel="dimension d", ylabel="thread CPU time per iteration [s]", title="F1: cost per iteration",
+        ratios={"closed form": [r["closed_form_over_plain_time"] for r in rows],
+                "quadrature": [r["quadrature_over_plain_time"] for r in rows]},
+        bounds={"3× (the claim)": 3.0, "1× (parity)": 1.0}, ratio_ylabel="ℓ-GD / plain GD per iteration")
 
 
 def _figure(run: Run, f1_case: dict, f3_case: dict, f2_case: dict) -> str:

@@ -49,6 +49,7 @@ from icml25.federated.ghost import (
 )
 from icml25.federated.torch_clients import load_arrays
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.parallel import run_jobs
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
@@ -480,20 +481,11 @@ def _figure(run: Run, homo: list[dict], hetero: list[dict]) -> str:
 
 
 def _figure_server_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_clients"]
-    counts = [r["clients"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("server", "-o", "server integration (N uploads)"),
-                              ("client", "--s", "one client's generator training")):
-        axes[0].loglog(counts, [r[f"{key}_seconds"] for r in rows], style, label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel=f"clients N ({sweep['nodes_per_client']} nodes each)", ylabel="thread CPU time [s]",
-                title="cost against the number of clients")
-    axes[1].loglog(counts, [r["server_over_client_time_ratio"] for r in rows], "-o", color="C2")
-    axes[1].axhline(3.0, color="k", ls="--", lw=0.8, label="3x (the claim)")
-    axes[1].set(xlabel="clients N", ylabel="server / one client time", title="relative cost")
-    for ax in axes:
-        ax.set_xticks(counts, [str(n) for n in counts])
-        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "server_cost_vs_clients")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "server_cost_vs_clients", [r["clients"] for r in rows],
+        {"server integration (N uploads)": [r["server_seconds"] for r in rows],
+         "one client's generator training": [r["client_seconds"] for r in rows]},
+        xlabel=f"clients N ({sweep['nodes_per_client']} nodes each)", title="cost against the number of clients",
+        ratios={"server / one client": [r["server_over_client_time_ratio"] for r in rows]},
+        bounds={"3x (the claim)": 3.0}, ratio_ylabel="server / one client time", ratio_log=True)
