@@ -44,6 +44,7 @@ from icml25.diffusion import (
 )
 from icml25.diffusion.metrics import mmd_test
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -352,44 +353,23 @@ def _speedup_figure(run: Run, per_seed: list[dict], sz: Sizes) -> str:
     return run.savefig(fig, "speedup")
 
 
-def _loglog(ax: plt.Axes, ks: np.ndarray, curves: dict[str, np.ndarray], slopes: dict[str, list[float]],
-            styles: dict[str, str]) -> None:
-    """Mean ± sd over seeds of each curve against ``ks`` on log-log axes, the mean fitted slope in the legend."""
-    for name, values in curves.items():
-        sd = values.std(0, ddof=1) if len(values) > 1 else None
-        ax.errorbar(ks, values.mean(0), yerr=sd, fmt=styles[name], capsize=2,
-                    label=f"{name} (slope {np.mean(slopes[name]):.2f})")
-    ax.set(xscale="log", yscale="log")
-    ax.set_xticks(ks, [str(k) for k in ks])
-    ax.minorticks_off()
-
-
 def _depth_figure(run: Run, per_seed: list[dict], sz: Sizes) -> str:
     """Cost against size: depth on the ring, and depth and CPU time on the learned model, with fitted slopes."""
     sweeps = [s["learned"].get("k_sweep") for s in per_seed]
     learned = all(sweeps)
     fig, axes = plt.subplots(1, 3 if learned else 1, figsize=(15 if learned else 5.5, 4), squeeze=False)
     axes = axes[0]
-    styles = {"asd": "-o", "sequential": "--s", "asd_window8": ":^"}
-    names = list(per_seed[0]["scaling"]["depth"])
-    ks = np.array(sz.ks)
-    _loglog(axes[0], ks, {n: np.array([s["scaling"]["depth"][n] for s in per_seed]) for n in names},
-            {n: [s["scaling"]["depth_slope"][n] for s in per_seed] for n in names}, styles)
-    ref = np.array([s["scaling"]["depth"]["asd"][0] for s in per_seed]).mean() * (ks / ks[0]) ** (2 / 3)
-    axes[0].plot(ks, ref, color="grey", lw=0.8, label="K^(2/3) (Theorem)")
-    axes[0].set(xlabel="K (steps)", ylabel="depth (sequential model-call rounds)",
-                title="8-mode ring, uniform SL grid on [0, 1000]")
-    axes[0].legend(fontsize=8)
+    ring = {n: [s["scaling"]["depth"][n] for s in per_seed] for n in per_seed[0]["scaling"]["depth"]}
+    cost_panel(axes[0], sz.ks, ring,
+               xlabel="K (steps)", ylabel="depth (sequential model-call rounds)",
+               title="8-mode ring, uniform SL grid on [0, 1000]", references={"K^(2/3) (Theorem)": 2 / 3})
     if learned:
-        lks = np.array(sz.learned_ks)
-        for ax, key, slope_key, label in ((axes[1], "depth", "depth_slope", "depth"),
-                                          (axes[2], "cpu_seconds", "cpu_time_slope", "CPU time of one chain [s]")):
-            _loglog(ax, lks, {n: np.array([w[key][n] for w in sweeps]) for n in ("asd", "sequential")},
-                    {n: [w[slope_key][n] for w in sweeps] for n in ("asd", "sequential")}, styles)
-            ax.set(xlabel="K (DDPM steps)", ylabel=label)
-            ax.legend(fontsize=8)
-        axes[1].set_title("learned digits DDPM: depth")
-        axes[2].set_title("learned digits DDPM: one-thread CPU time")
+        for ax, key, label, title in ((axes[1], "depth", "depth", "learned digits DDPM: depth"),
+                                      (axes[2], "cpu_seconds", "CPU time of one chain [s]",
+                                       "learned digits DDPM: one-thread CPU time")):
+            cost_panel(ax, sz.learned_ks, {n: [w[key][n] for w in sweeps] for n in ("asd", "sequential")},
+                       xlabel="K (DDPM steps)", ylabel=label, title=title)
+    fig.tight_layout()
     return run.savefig(fig, "depth_scaling")
 
 

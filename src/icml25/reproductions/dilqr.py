@@ -37,6 +37,7 @@ from torch import nn
 from icml25.control.dilqr import DiLQR, PendulumDynamics, pendulum_cost, pendulum_problem, sample_pendulum_states
 from icml25.control.lqr import QuadCost
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel, ratio_panel
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -496,44 +497,38 @@ def _claim_beats_mlp(imit: dict) -> Claim:
 
 
 # --------------------------------------------------------------------------- figures
-def _figures(run: Run, speed: dict, grads: dict, imit: dict, curves: dict) -> list[str]:
-    rows = speed["timing"]
-    Ts = sorted({r["T"] for r in rows})
+def _backward_figure(run: Run, speed: dict) -> str:
+    """Backward time against K per horizon, the speed-up against K, and (with several horizons) time against T."""
+    t = {(r["T"], r["K"], r["mode"]): r["backward_seconds"] for r in speed["timing"]}
+    Ts, Ks = sorted({T for T, _, _ in t}), sorted({K for _, K, _ in t})
+    modes = {"implicit": "-o", "unroll": "--s"}
     slope_T = speed["time_slope_in_T"]
     fig, axes = plt.subplots(1, 3 if slope_T else 2, figsize=(15 if slope_T else 10, 3.8))
-    for T, color in zip(Ts, ("C0", "C1", "C2"), strict=False):
-        for mode, style in (("implicit", "-o"), ("unroll", "--s")):
-            pts = sorted((r["K"], r["backward_seconds"]) for r in rows if r["T"] == T and r["mode"] == mode)
-            slope = speed["time_slope_in_K"][mode][f"T={T}"]
-            axes[0].plot(*zip(*pts, strict=True), style, color=color, label=f"{mode}, T={T} (slope {slope:.2f})")
-        pts = sorted((r["K"], speed["speedup_unroll_over_implicit"][f"T={T},K={r['K']}"]) for r in rows
-                     if r["T"] == T and r["mode"] == "implicit")
-        axes[1].plot(*zip(*pts, strict=True), "-o", color=color, label=f"T={T}")
-    Ks = sorted({r["K"] for r in rows})
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xticks(Ks, [str(k) for k in Ks])
-        ax.minorticks_off()
-    axes[0].set(yscale="log", xlabel="iLQR iterations K", ylabel="backward time [s]",
-                title="backward wall time (median of repeats)")
-    axes[0].legend(fontsize=7)
+    t_colors = dict(zip(Ts, ("C0", "C1", "C2"), strict=False))
+    in_K = {(mode, T): f"{mode}, T={T}" for T in t_colors for mode in modes}
+    cost_panel(axes[0], Ks, {label: [t[T, K, mode] for K in Ks] for (mode, T), label in in_K.items()},
+               xlabel="iLQR iterations K", ylabel="backward time [s]", title="backward wall time (median of repeats)",
+               colors={label: t_colors[T] for (_, T), label in in_K.items()},
+               styles={label: modes[mode] for (mode, _), label in in_K.items()})
+    ratio_panel(axes[1], Ks, {f"T={T}": [speed["speedup_unroll_over_implicit"][f"T={T},K={K}"] for K in Ks]
+                              for T in t_colors},
+                xlabel="iLQR iterations K", ylabel="t_unroll / t_implicit",
+                title="speed-up of DiLQR over unrolled autodiff", log=True,
+                colors={f"T={T}": color for T, color in t_colors.items()})
     axes[1].axhspan(21, 128, color="0.85", label="paper: 21x-128x")
-    axes[1].set(yscale="log", xlabel="iLQR iterations K", ylabel="t_unroll / t_implicit",
-                title="speed-up of DiLQR over unrolled autodiff")
     axes[1].legend(fontsize=7)
     if slope_T:
-        Ks = sorted({r["K"] for r in rows})
-        for K, color in ((Ks[0], "C3"), (Ks[-1], "C4")):
-            for mode, style in (("implicit", "-o"), ("unroll", "--s")):
-                pts = sorted((r["T"], r["backward_seconds"]) for r in rows if r["K"] == K and r["mode"] == mode)
-                axes[2].plot(*zip(*pts, strict=True), style, color=color,
-                             label=f"{mode}, K={K} (slope {slope_T[mode][f'K={K}']:.2f})")
-        axes[2].set(xscale="log", yscale="log", xlabel="horizon T", ylabel="backward time [s]",
-                    title="backward time against the horizon")
-        axes[2].set_xticks(Ts, [str(T) for T in Ts])
-        axes[2].minorticks_off()
-        axes[2].legend(fontsize=7)
-    names = [run.savefig(fig, "backward_time")]
+        in_T = {(mode, K): f"{mode}, K={K}" for K in (Ks[0], Ks[-1]) for mode in modes}
+        k_colors = {Ks[0]: "C3", Ks[-1]: "C4"}
+        cost_panel(axes[2], Ts, {label: [t[T, K, mode] for T in Ts] for (mode, K), label in in_T.items()},
+                   xlabel="horizon T", ylabel="backward time [s]", title="backward time against the horizon",
+                   colors={label: k_colors[K] for (_, K), label in in_T.items()},
+                   styles={label: modes[mode] for (mode, _), label in in_T.items()})
+    return run.savefig(fig, "backward_time")
+
+
+def _figures(run: Run, speed: dict, grads: dict, imit: dict, curves: dict) -> list[str]:
+    names = [_backward_figure(run, speed)]
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     errs = grads["errors"]
