@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_vs_size
 from icml25.harness.stats import loglog_slope, summary
 from icml25.serving import (
     LatencyModel,
@@ -533,26 +534,16 @@ def _figure_real(run: Run, real: dict) -> str:
 
 
 def _figure_irp_sweep(run: Run, sweep: dict) -> str:
-    rows, slopes = sweep["rows"], sweep["time_slope_in_images"]
-    sizes = [r["images"] for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("one_e", "-o", "IRP off (one E worker)"), ("irp", "--s", "IRP on (2 E workers)")):
-        axes[0].loglog(sizes, [r[f"{key}_ttft_seconds"] for r in rows], style,
-                       label=f"{label}: slope {slopes[key]:.2f}")
-    axes[0].set(xlabel="images per request (64 MM tokens each)", ylabel="median TTFT [s, wall]",
-                title="TTFT against images per request")
-    axes[1].semilogx(sizes, [r["irp_over_one_e_time_ratio"] for r in rows], "-o", color="C2", label="TTFT (wall)")
-    axes[1].semilogx(sizes, [r["irp_over_one_e_encode_cpu_time_ratio"] for r in rows], ":^", color="C3",
-                     label="encode CPU of the busiest E worker")
-    axes[1].axhline(0.75, color="k", ls="--", lw=0.8, label="0.75 (the claim)")
-    axes[1].axhline(0.5, color="grey", ls=":", lw=0.8, label="0.5 (encode-only ideal)")
-    axes[1].set(xlabel="images per request", ylabel="IRP on / IRP off", title="relative cost")
-    for ax in axes:
-        ax.set_xticks(sizes, [str(n) for n in sizes])
-        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return run.savefig(fig, "irp_ttft_vs_images")
+    rows = sweep["rows"]
+    return cost_vs_size(
+        run, "irp_ttft_vs_images", [r["images"] for r in rows],
+        {"IRP off (one E worker)": [r["one_e_ttft_seconds"] for r in rows],
+         "IRP on (2 E workers)": [r["irp_ttft_seconds"] for r in rows]},
+        xlabel="images per request (64 MM tokens each)", ylabel="median TTFT [s, wall]",
+        title="TTFT against images per request",
+        ratios={"TTFT (wall)": [r["irp_over_one_e_time_ratio"] for r in rows],
+                "encode CPU of the busiest E worker": [r["irp_over_one_e_encode_cpu_time_ratio"] for r in rows]},
+        bounds={"0.75 (the claim)": 0.75, "0.5 (encode-only ideal)": 0.5}, ratio_ylabel="IRP on / IRP off")
 
 
 def _figure_scale(run: Run, scale: dict, fidelity: dict) -> str:

@@ -39,6 +39,7 @@ from scipy.stats import kstest
 
 from icml25.data.tensors import TensorSplit, digits_tensors
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel
 from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -406,17 +407,12 @@ def _claim_width(cost: dict) -> Claim:
 def _cost_figure(run: Run, cost: dict) -> str:
     """Median time of phi_U and PERMTEST against T and against h, log-log, fitted slopes in the legend."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, x, key, slope_key, xlabel, title in (
-            (axes[0], cost["Ts"], "seconds_by_T", "time_slope_in_T", "permuted copies T",
-             "against T (trained B1-B2, h = 64)"),
-            (axes[1], cost["widths"], "seconds_by_width", "time_slope_in_width", "hidden width h",
+    for ax, x, key, xlabel, title in (
+            (axes[0], cost["Ts"], "seconds_by_T", "permuted copies T", "against T (trained B1-B2, h = 64)"),
+            (axes[1], cost["widths"], "seconds_by_width", "hidden width h",
              f"against h (untrained pairs, T = {cost['T_width']})")):
-        for test, style, label in (("phi_u", "-o", "phi_U + Spearman"), ("permtest", "--s", "PERMTEST (re-matching)")):
-            ax.plot(x, cost[key][test], style, label=f"{label} (slope {cost[slope_key][test]:.2f})")
-        ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="median CPU time [s] (one thread)", title=title)
-        ax.set_xticks(x, [str(v) for v in x])
-        ax.minorticks_off()
-        ax.legend(fontsize=8)
+        cost_panel(ax, x, {"phi_U + Spearman": cost[key]["phi_u"], "PERMTEST (re-matching)": cost[key]["permtest"]},
+                   xlabel=xlabel, title=title, ylabel="median CPU time [s] (one thread)")
     fig.suptitle("Cost against size: paper's complexity T + 1 matchings (PERMTEST) vs 1 (phi_U)", y=1.02)
     return run.savefig(fig, "cost_scaling")
 
