@@ -30,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel
 from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -674,20 +675,16 @@ def _figure(noise, forward, theory, mean, timing, cnt, util):
 
 
 def _cost_figure(cost: dict):
+    med = cost["median_seconds"]
+    labels = {"lazy": "lazy variant B (ours)", "dense": "dense: all d bins"}
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for method, style, label in (("lazy", "o-", "lazy variant B (ours)"), ("dense", "s--", "dense: all d bins")):
-        med = cost["median_seconds"][method]
-        d = np.array([float(k) for k in med])
-        ax.plot(d, list(med.values()), style, label=f"{label}, slope {cost['time_slope_in_d'][method]:.2f}")
-    ref = cost["median_seconds"]["dense"]
-    d0, t0 = float(next(iter(ref))), next(iter(ref.values()))
-    grid = np.array([min(d0, 1e3), 1e12])
-    ax.plot(grid, t0 * grid / d0, "k:", lw=1, label="O(d) (paper: dense)")
-    lazy0 = next(iter(cost["median_seconds"]["lazy"].values()))
-    ax.plot(grid, [lazy0, lazy0], "k-.", lw=1, label="O(1) in d (paper: lazy)")
-    ax.set(xscale="log", yscale="log", xlabel="domain size d", ylabel="CPU seconds, 3 releases (median)",
-           title=f"cost vs domain size (nnz = {cost['nnz']}, ~10 zero bins reported per step)")
-    ax.set_ylim(top=max(max(v.values()) for v in cost["median_seconds"].values()) * 5)
-    ax.legend(fontsize=8)
+    cost_panel(ax, {labels[m]: [float(d) for d in med[m]] for m in labels},
+               {labels[m]: list(med[m].values()) for m in labels}, xlabel="domain size d",
+               ylabel="CPU seconds, 3 releases (median)",
+               title=f"cost vs domain size (nnz = {cost['nnz']}, ~10 zero bins reported per step)",
+               references={"O(1) in d (paper: lazy)": 0})
+    d = np.array([float(k) for k in med["dense"]])
+    ax.plot(d, next(iter(med["dense"].values())) * d / d[0], color="grey", ls="-.", lw=0.8, label="O(d) (paper: dense)")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -38,6 +38,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel, ratio_panel
 from icml25.harness.stats import loglog_slope
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds, median_seconds
@@ -422,23 +423,27 @@ def _claim_ratio_stops(sweep: dict) -> Claim:
 
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    slopes = sweep["time_slope_in_P"]
+    sizes, costs, ratios, top3_slopes, colors, styles = {}, {}, {}, {}, {}, {}
     for d0, color in zip(SWEEP_FAMILIES, ("C0", "C1"), strict=False):
         fam = [r for r in sweep["rows"] if r["d0"] == d0]
-        P = [r["n_params"] for r in fam]
+        slopes = sweep["time_slope_in_P"][f"d0={d0}"]
+        top3 = d0 == 3 and "float_top3" in slopes  # the d0=3 claim fits its three largest sizes
         for mode, style in (("float", "-o"), ("exact", "--s")):
-            axes[0].plot(P, [r[f"{mode}_seconds"] for r in fam], style, color=color,
-                         label=f"{mode}, d0={d0} (slope {slopes[f'd0={d0}'][mode]:.2f})")
-        axes[1].plot(P, [r["speedup"] for r in fam], "-o", color=color,
-                     label=f"d0={d0}, k={fam[0]['k']}..{fam[-1]['k']}")
-    axes[0].set(xscale="log", yscale="log", xlabel="parameters P of (d0, k, 1), r=3", ylabel="thread CPU time [s]",
-                title="dimension by float SVD vs exact GF(p) rank")
-    axes[0].legend(fontsize=7)
-    axes[1].axhline(20, color="0.5", ls=":", label="20x (the (3,4,1) claim)")
-    axes[1].set(xscale="log", yscale="log", xlabel="parameters P", ylabel="exact / float time",
-                title="speed-up of the float rank against size")
-    axes[1].legend(fontsize=7)
+            label = f"{mode}, d0={d0}" + (f", fit k={fam[-3]['k']}..{fam[-1]['k']}" if top3 else "")
+            costs[label] = [r[f"{mode}_seconds"] for r in fam]
+            if top3:
+                top3_slopes[label] = slopes[f"{mode}_top3"]
+            styles[label] = style
+            sizes[label], colors[label] = [r["n_params"] for r in fam], color
+        label = f"d0={d0}, k={fam[0]['k']}..{fam[-1]['k']}"
+        ratios[label] = [r["speedup"] for r in fam]
+        sizes[label], colors[label] = [r["n_params"] for r in fam], color
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    cost_panel(axes[0], sizes, costs, xlabel="parameters P of (d0, k, 1), r=3",
+               title="dimension by float SVD vs exact GF(p) rank", slopes=top3_slopes, colors=colors, styles=styles)
+    ratio_panel(axes[1], sizes, ratios, xlabel="parameters P", ylabel="exact / float time",
+                title="speed-up of the float rank against size", bounds={"20x (the (3,4,1) claim)": 20}, log=True,
+                colors=colors)
     fig.tight_layout()
     return run.savefig(fig, "cost_vs_size")
 

@@ -42,6 +42,7 @@ from torch import nn
 
 from icml25.data.tensors import digits_tensors
 from icml25.harness import Claim, Paper, Result, Run
+from icml25.harness.figures import cost_panel, ratio_panel
 from icml25.harness.stats import loglog_slope, summary
 from icml25.harness.threads import single_thread
 from icml25.harness.timing import interleaved_seconds
@@ -241,25 +242,23 @@ def _claim_sweep(sweep: dict) -> Claim:
 
 def _sweep_figure(run: Run, sweep: dict) -> str:
     P = np.array(sweep["n_params"])
+    curves = {"fisher": (f"exact Fisher ({sweep['fisher_examples']} examples)", "C0"),
+              "squisher": ("Squisher (read Adam's v)", "C1")}
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for key, style, label in (("fisher", "-o", f"exact Fisher ({sweep['fisher_examples']} examples)"),
-                              ("squisher", "--s", "Squisher (read Adam's v)")):
-        t = np.array(sweep["seconds"][key])
-        slope = sweep["time_slope_in_P"][key]
-        axes[0].plot(P, t, style, label=f"{label}: slope {slope:.2f}")
-        fit = np.polyfit(np.log(P), np.log(t), 1)
-        axes[0].plot(P, np.exp(np.polyval(fit, np.log(P))), ":", color=axes[0].lines[-1].get_color(), lw=1)
-    axes[0].set(xscale="log", yscale="log", xlabel="parameters P (MLP 64-w-w-10)", ylabel="CPU time [s]",
-                title="cost against model size (median of interleaved repeats)")
-    axes[0].legend(fontsize=8)
-    axes[1].plot(P, sweep["fisher_over_squisher_time_ratio"], "-o")
-    axes[1].axhline(100, color="k", ls="--", lw=1, label="criterion: 100x")
-    axes[1].set(xscale="log", yscale="log", xlabel="parameters P", ylabel="t_Fisher / t_Squisher",
-                title="how much cheaper the Squisher is")
-    axes[1].legend(fontsize=8)
+    cost_panel(axes[0], P, {label: sweep["seconds"][key] for key, (label, _) in curves.items()},
+               xlabel="parameters P (MLP 64-w-w-10)", ylabel="CPU time [s]",
+               title="cost against model size (median of interleaved repeats)",
+               colors=dict(curves.values()))
+    for key, (_, color) in curves.items():
+        fit = np.polyfit(np.log(P), np.log(sweep["seconds"][key]), 1)
+        axes[0].plot(P, np.exp(np.polyval(fit, np.log(P))), ":", color=color, lw=1)
+    ratio_panel(axes[1], P, {"Fisher / Squisher": sweep["fisher_over_squisher_time_ratio"]}, xlabel="parameters P",
+                ylabel="t_Fisher / t_Squisher", title="how much cheaper the Squisher is",
+                bounds={"criterion: 100x": 100}, log=True)
     for ax in axes:
         for w, x in zip(sweep["widths"], P, strict=True):
             ax.annotate(f"w={w}", (x, ax.get_ylim()[0]), fontsize=6, ha="center", va="bottom")
+        ax.tick_params(axis="x", labelrotation=30)
     fig.tight_layout()
     return run.savefig(fig, "cost_vs_size")
 
