@@ -14,6 +14,7 @@ from itertools import cycle
 from typing import Any
 
 import numpy as np
+from matplotlib.container import Container
 from matplotlib.ticker import NullLocator
 
 from icml25.harness.contract import Run
@@ -47,8 +48,21 @@ def _sizes_of(sizes: Sizes, label: str) -> np.ndarray:
 
 
 def _tick(size: float) -> str:
-    """A size as a tick label: whole numbers below 100,000 in full, the rest to three significant digits."""
-    return str(int(size)) if float(size).is_integer() and size < 1e5 else f"{size:.3g}"
+    """A size as a short tick label: whole numbers below 100,000 in full, larger ones to three significant digits
+    with an SI suffix (k, M, G, T), anything else with ``%g``."""
+    if float(size).is_integer() and size < 1e5:
+        return str(int(size))
+    if size >= 1e5:
+        power, suffix = next((p, x) for p, x in ((12, "T"), (9, "G"), (6, "M"), (3, "k")) if size >= 10**p)
+        return f"{size / 10**power:.3g}{suffix}"
+    return f"{size:g}"
+
+
+def _legend(ax: Any) -> None:
+    """The legend with the curves first (in drawing order), then references and bounds."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(handles)), key=lambda i: not isinstance(handles[i], Container))
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=7)
 
 
 def _size_axis(ax: Any, sizes: np.ndarray) -> None:
@@ -128,7 +142,7 @@ def cost_panel(
         ax.plot(x0, y0[0] * (x0 / x0[0]) ** exponent, color="grey", ls=ls, lw=0.8, label=label)
     ax.set(yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     _size_axis(ax, np.concatenate([x for x, _ in plotted]))
-    ax.legend(fontsize=7)
+    _legend(ax)
 
 
 def ratio_panel(
@@ -161,7 +175,7 @@ def ratio_panel(
         ax.axhline(value, color="k", ls=ls, lw=0.8, label=label)
     ax.set(yscale="log" if log else "linear", xlabel=xlabel, ylabel=ylabel, title=title)
     _size_axis(ax, np.concatenate(xs))
-    ax.legend(fontsize=7)
+    _legend(ax)
 
 
 def cost_vs_size(

@@ -258,7 +258,6 @@ def _sweep_figure(run: Run, sweep: dict) -> str:
     for ax in axes:
         for w, x in zip(sweep["widths"], P, strict=True):
             ax.annotate(f"w={w}", (x, ax.get_ylim()[0]), fontsize=6, ha="center", va="bottom")
-        ax.tick_params(axis="x", labelrotation=30)
     fig.tight_layout()
     return run.savefig(fig, "cost_vs_size")
 
