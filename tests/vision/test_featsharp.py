@@ -110,6 +110,44 @@ def test_fusion_block_starts_as_the_jbu_branch_and_is_local():
     assert isinstance(no_ln.norm1, torch.nn.Identity)
 
 
+def _dense_neighbourhood_attention(q, k, v, height, width, window):
+    """Reference: dense attention over all tokens under the 2-D ALiBi bias, -inf outside each window."""
+    heads, r = q.shape[1], window // 2
+    rows = torch.arange(height).repeat_interleave(width)
+    cols = torch.arange(width).repeat(height)
+    d_row, d_col = (rows[:, None] - rows[None]).abs(), (cols[:, None] - cols[None]).abs()
+    slopes = [2.0 ** -((h + 2) // 2) for h in range(heads)]
+    bias = torch.stack([-slopes[h] * (d_row if h % 2 == 0 else d_col) for h in range(heads)]).to(q.dtype)
+    bias = bias.masked_fill((d_row > r) | (d_col > r), float("-inf"))
+    logits = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5 + bias
+    return torch.softmax(logits, -1) @ v
+
+
+@pytest.mark.parametrize(("height", "width", "window"), [(6, 6, 3), (5, 9, 5), (3, 4, 7), (8, 8, 7), (1, 5, 3)])
+def test_local_attention_equals_dense_windowed_attention(height, width, window):
+    from icml25.vision.featsharp import _local_attention
+
+    gen = torch.Generator().manual_seed(height * 100 + width * 10 + window)
+    q, k, v = (torch.randn(2, 4, height * width, 3, generator=gen, dtype=torch.float64) for _ in range(3))
+    out = _local_attention(q, k, v, height, width, window)
+    assert torch.allclose(out, _dense_neighbourhood_attention(q, k, v, height, width, window), atol=1e-12)
+
+
+def test_fusion_block_switches_to_local_attention_on_large_grids_with_the_same_result(monkeypatch):
+    import icml25.vision.featsharp as fs
+
+    block = FusionBlock(4, window=3, heads=2, seed=0)
+    with torch.no_grad():
+        block.gamma1.fill_(1.0)
+    up, tiles = torch.randn(1, 4, 12, 12), torch.randn(1, 4, 12, 12)
+    assert fs.DENSE_TOKENS_PER_WINDOW * 3 * 3 < 12 * 12
+    calls = []
+    monkeypatch.setattr(fs, "_local_attention", lambda *a: calls.append(1) or _dense_neighbourhood_attention(*a))
+    dense = block(up, tiles)
+    monkeypatch.undo()
+    assert calls == [1] and torch.allclose(block(up, tiles), dense, atol=1e-5)
+
+
 def test_featsharp_shapes_passes_and_determinism():
     vit = _vit()
     up = FeatSharp(vit, 16, 2, heads=2, seed=0)

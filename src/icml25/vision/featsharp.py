@@ -31,6 +31,7 @@ __all__ = ["BiasBuffer", "BilinearUpsampler", "FeatSharp", "FusionBlock", "JBUUp
            "make_tiles"]
 
 Encoder = Callable[[torch.Tensor], torch.Tensor]
+DENSE_TOKENS_PER_WINDOW = 12
 
 
 def _resize(image: torch.Tensor, size: int) -> torch.Tensor:
@@ -224,10 +225,42 @@ def _alibi_window_bias(height: int, width: int, heads: int, window: int, dtype: 
     r = torch.arange(height, device=device).repeat_interleave(width)
     c = torch.arange(width, device=device).repeat(height)
     d_row, d_col = (r[:, None] - r[None]).abs(), (c[:, None] - c[None]).abs()
-    slopes = torch.tensor([2.0 ** -((h + 2) // 2) for h in range(heads)], dtype=dtype, device=device)
     dist = torch.stack([d_row if h % 2 == 0 else d_col for h in range(heads)]).to(dtype)
     outside = (d_row > window // 2) | (d_col > window // 2)
-    return (-slopes[:, None, None] * dist).masked_fill(outside, float("-inf"))
+    return (-_alibi_slopes(heads, dtype, device)[:, None, None] * dist).masked_fill(outside, float("-inf"))
+
+
+def _alibi_slopes(heads: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    return torch.tensor([2.0 ** -((h + 2) // 2) for h in range(heads)], dtype=dtype, device=device)
+
+
+def _local_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, height: int, width: int,
+                     window: int) -> torch.Tensor:
+    """The same neighbourhood attention as the dense masked form, computed one window offset at a time.
+
+    ``q``, ``k``, ``v``: (B, heads, N, d), ``N = height * width`` tokens in row-major order; returns (B, heads, N, d).
+    Each of the ``window²`` offsets compares every token with its shifted neighbour (zero padding, masked out), so
+    time and memory grow as ``N window² d``, linearly in the number of tokens.
+    """
+    b, heads, n, d = q.shape
+    r = window // 2
+
+    def padded_grid(t: torch.Tensor, pad: int) -> torch.Tensor:  # (B, heads, N, d) -> (B, heads, d, H + 2p, W + 2p)
+        return F.pad(t.transpose(-1, -2).reshape(b, heads, d, height, width), (pad, pad, pad, pad))
+
+    qg, kp, vp = padded_grid(q, 0), padded_grid(k, r), padded_grid(v, r)
+    on_grid = F.pad(torch.ones(height, width, dtype=torch.bool, device=q.device), (r, r, r, r))
+    slopes = _alibi_slopes(heads, q.dtype, q.device)
+    offsets = [(i, j) for i in range(window) for j in range(window)]
+    logits = []
+    for i, j in offsets:
+        dist = torch.tensor([abs(i - r) if h % 2 == 0 else abs(j - r) for h in range(heads)], dtype=q.dtype,
+                            device=q.device)
+        score = (qg * kp[..., i:i + height, j:j + width]).sum(2) * d ** -0.5 - (slopes * dist)[:, None, None]
+        logits.append(score.masked_fill(~on_grid[i:i + height, j:j + width], float("-inf")))
+    attn = torch.softmax(torch.stack(logits, -1), -1)
+    out = sum(attn[..., p].unsqueeze(2) * vp[..., i:i + height, j:j + width] for p, (i, j) in enumerate(offsets))
+    return out.reshape(b, heads, d, n).transpose(-1, -2)
 
 
 class FusionBlock(nn.Module):
@@ -264,10 +297,14 @@ class FusionBlock(nn.Module):
         self.gamma2 = nn.Parameter(torch.full((dim,), layerscale_init))
 
     def _attention(self, x: torch.Tensor, height: int, width: int) -> torch.Tensor:
-        """Neighbourhood attention as dense attention under a windowed bias (cheap at these grid sizes)."""
+        """Neighbourhood attention: on small grids (at most ``DENSE_TOKENS_PER_WINDOW`` tokens per window cell)
+        as dense attention under the windowed bias, which is faster there; on larger ones offset by offset
+        (:func:`_local_attention`), linear in the number of tokens. Both compute the same attention."""
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         window = min(self.window, 2 * max(height, width) - 1)
+        if n > DENSE_TOKENS_PER_WINDOW * window * window:
+            return self.proj(_local_attention(q, k, v, height, width, window).transpose(1, 2).reshape(b, n, d))
         logits = q @ k.transpose(-1, -2) * (d // self.heads) ** -0.5
         attn = torch.softmax(logits + _alibi_window_bias(height, width, self.heads, window, x.dtype, x.device), -1)
         return self.proj((attn @ v).transpose(1, 2).reshape(b, n, d))
