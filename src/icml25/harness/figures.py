@@ -19,6 +19,7 @@ from matplotlib.ticker import NullLocator
 
 from icml25.harness.contract import Run
 from icml25.harness.stats import loglog_slope
+from icml25.utils.validation import check_choice
 
 STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
 RATIO_COLORS = ("C2", "C4", "C5", "C6")
@@ -83,11 +84,6 @@ def _slope_text(slope: float | Sequence[float], center: str) -> str:
     return f"slope {s.mean():.2f} ± {s.std(ddof=1):.2f}"
 
 
-def _check_center(center: str) -> None:
-    if center not in CENTERS:
-        raise ValueError(f"center must be one of {CENTERS}, got {center!r}")
-
-
 def _draw_rows(ax: Any, sizes: np.ndarray, rows: np.ndarray, style: str, label: str, color: str | None,
                center: str) -> np.ndarray:
     """Draw the rows (one per seed) and return the drawn centre line: the mean with the sample standard deviation
@@ -122,14 +118,13 @@ def cost_panel(
 
     ``costs`` maps a label to one value per size, or one row of them per seed (drawn as mean ± sd, or
     with ``center="median"`` as the median over seeds with each seed's points faint, for a claim
-    stated on medians);
-    ``sizes`` is one grid for all curves or a grid per label. The legend gives each curve's fitted
-    log-log slope (per seed, then mean ± sd, or their median); ``slopes`` (label -> slope, or one per seed) replaces
-    the fit where the reproduction fitted it itself, e.g. on part of the range. ``references``
-    (legend text -> exponent) adds a thin grey line of that slope through the first curve's first
-    point, the paper's complexity to compare with.
+    stated on medians); ``sizes`` is one grid for all curves or a grid per label. The legend gives
+    each curve's fitted log-log slope (per seed, then mean ± sd, or their median); ``slopes`` (label
+    -> slope, or one per seed) replaces the fit where the reproduction fitted it itself, e.g. on part
+    of the range. ``references`` (legend text -> exponent) adds a thin grey line of that slope
+    through the first curve's first point, the paper's complexity to compare with.
     """
-    _check_center(center)
+    check_choice(center, "center", CENTERS)
     plotted = []
     for (label, values), style in zip(costs.items(), cycle(STYLES)):
         x = _sizes_of(sizes, label)
@@ -164,7 +159,7 @@ def ratio_panel(
     The size axis is logarithmic, the ratio axis too with ``log``; its range fits the ratios and the
     bounds, so a ratio near its bound stays readable.
     """
-    _check_center(center)
+    check_choice(center, "center", CENTERS)
     xs = []
     for (label, values), style, color in zip(ratios.items(), cycle(STYLES), cycle(RATIO_COLORS)):
         x = _sizes_of(sizes, label)
